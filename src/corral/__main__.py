@@ -1,0 +1,3 @@
+from corral.cli.main import entry
+
+entry()

@@ -1,0 +1,101 @@
+"""Reading the ledger: one JSON file per job, written by its supervisor.
+
+Listing is lenient: a corrupt or truncated file is skipped with a warning, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corral import paths, supervisor
+
+log = logging.getLogger("corral.ledger")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A job as its supervisor last wrote it."""
+
+    id: str
+    pid: int
+    started_at: str | None
+    pgid: int
+    mode: str
+    session: str | None
+    cwd: str
+    command: str
+    digest: str
+    state: str
+    created_at: float
+    identity: str | None = None
+    port: int | None = None
+    backend: str = "group"
+    exit_code: int | None = None
+    signal: int | None = None
+    stop_requested_at: float | None = None
+    ended_at: float | None = None
+    grace: float = supervisor.DEFAULT_GRACE
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def final(self) -> bool:
+        return self.state in supervisor.STATES_FINAL
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobRecord:
+        if data.get("version") != supervisor.LEDGER_VERSION:
+            raise ValueError(f"unknown ledger version {data.get('version')!r}")
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        extra = {k: v for k, v in data.items() if k not in known}
+        for name in ("id", "cwd", "command", "digest", "state", "mode"):
+            if not isinstance(kwargs.get(name), str):
+                raise ValueError(f"field {name!r} missing or not text")
+        for name in ("pid", "pgid"):
+            if not isinstance(kwargs.get(name), int) or kwargs[name] <= 0:
+                raise ValueError(f"field {name!r} missing or not a positive integer")
+        return cls(**kwargs, extra=extra)
+
+
+@dataclass(frozen=True)
+class LedgerRead:
+    records: list[JobRecord]
+    warnings: list[str]
+
+
+def read_all(ledger: Path | None = None) -> LedgerRead:
+    """Every readable record in the ledger folder, oldest first, plus warnings for the rest."""
+    folder = ledger or paths.ledger_dir()
+    records: list[JobRecord] = []
+    warnings: list[str] = []
+    try:
+        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+    except FileNotFoundError:
+        return LedgerRead([], [])
+    for path in names:
+        try:
+            data = json.loads(path.read_bytes())
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            records.append(JobRecord.from_json(data))
+        except FileNotFoundError:
+            continue  # removed while we read: a clean in another process
+        except (OSError, ValueError, TypeError) as exc:
+            message = f"skipped unreadable ledger file {path.name}: {exc}"
+            log.warning(message)
+            warnings.append(message)
+    records.sort(key=lambda r: r.created_at)
+    return LedgerRead(records, warnings)
+
+
+def remove(record_id: str, ledger: Path | None = None) -> None:
+    folder = ledger or paths.ledger_dir()
+    for suffix in (".json", ".stop"):
+        try:
+            (folder / f"{record_id}{suffix}").unlink()
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,63 @@
+"""The `corral` command: one module per subcommand, imported only when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from corral.errors import EXIT_INTERRUPT, EXIT_USAGE, CorralError
+
+# name -> (module, one-line help). Each module has configure(parser) and main(args) -> int.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("corral.cli.run", "run a command under corral's supervisor"),
+    "ls": ("corral.cli.ls", "list jobs with ports, age, processes, CPU, memory"),
+    "stop": ("corral.cli.stop", "stop jobs, checking every process's identity first"),
+    "clean": ("corral.cli.clean", "forget finished jobs and records of dead supervisors"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"corral: {message}\n")
+        sys.exit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="corral",
+        description="Give every dev server, watcher and background job an owner, "
+        "its ports and a stop button.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, description=help_text)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    name = args_list[0] if args_list else None
+    if name not in COMMANDS:
+        parser.parse_args(args_list)  # prints help or the usage error and exits
+        return EXIT_USAGE
+    module = importlib.import_module(COMMANDS[name][0])
+    sub = _Parser(prog=f"corral {name}", description=COMMANDS[name][1])
+    module.configure(sub)
+    args = sub.parse_args(args_list[1:])
+    try:
+        result: int = module.main(args)
+    except CorralError as exc:
+        sys.stderr.write(f"corral {name}: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPT
+    return result
+
+
+def entry() -> None:
+    sys.exit(main())

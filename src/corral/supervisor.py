@@ -1,0 +1,751 @@
+"""corral's job supervisor: runs one shell line as the leader of a new process group.
+
+usage: python3 -I -S supervisor.py [--job TOKEN] [--task | --detached] [--session ID]
+           [--grace SECONDS] [--ledger DIR] [--identity DIGEST] [--port N]
+           [--ready-fd FD] -- LINE
+
+Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
+process group that this program leads, records the job in the ledger folder
+(<ledger>/<token>.json, written atomically), and stays alive until every process of the
+job is gone; then it records how the job ended and exits with the line's exit status.
+
+  --job TOKEN      the job's 128-bit id as 32 hex digits (made up when absent)
+  --task           stop the job when the launching shell goes away (default)
+  --detached       keep running when the launching shell goes away
+  --session ID     the agent session that owns the job (default: $CORRAL_SESSION,
+                   then $CLAUDE_CODE_SESSION_ID)
+  --grace SECONDS  time between SIGTERM and SIGKILL when stopping (default 3)
+  --ledger DIR     the ledger folder (default: $CORRAL_HOME/ledger, else the user's
+                   state folder)
+  --identity D     the job's identity digest for duplicate checks (from the line reader)
+  --port N         the port the line asks for (from the line reader)
+  --ready-fd FD    write "ok" to FD once the job is started, then close it
+
+Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
+whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace
+period). SIGHUP is ignored by the supervisor itself. If the group cannot be led or the
+ledger cannot be written, LINE runs exactly as written, unsupervised.
+
+This module is standalone: it imports only the standard library, nothing from corral.
+The rest of corral imports its record format and its display redaction from here.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import sys
+import time
+
+# Start-up is this program's budget: typing, json and re cost milliseconds to import, so
+# they are imported for type checking only, or only when a line needs them; `signal` is the
+# C module underneath, without the enum wrappers (same functions, plain int signals).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    import signal
+    from typing import Any
+else:
+    import _signal as signal
+
+LEDGER_VERSION = 1
+DEFAULT_GRACE = 3.0
+STATES_FINAL = ("exited", "stopped", "killed")
+_PLATFORM_LINUX = sys.platform.startswith("linux")
+_PR_SET_CHILD_SUBREAPER = 36
+_CLEARED_ENV = ("SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "CORRAL_JOB")
+# Signals whose default action only terminates: re-raised on ourselves so the caller sees
+# the job die exactly as it would have without corral. Others become 128+N.
+_RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE)
+
+
+# -- display text: no secret ever reaches the ledger ------------------------------------
+
+_MASK = "***"
+_SECRET_WORD = r"(?:token|secret|passw(?:or)?d|pass|pwd|api[-_]?key|apikey|auth|credential|private[-_]?key|access[-_]?key|key|cookie|session[-_]?id|signature|dsn)"  # noqa: E501
+_VALUE = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|'"]+)"""
+_ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*=" + _VALUE + "?"
+_REDACTIONS: list[tuple[re.Pattern[str], str]] | None = None
+
+
+# Words and marks without which no rule below can match: a line with none of them (and no
+# long run of key-like characters) is shown as it is, without loading `re` at all.
+_TRIGGERS = (
+    "=", "://", ":", "bearer", "basic", "digest", "token", "secret", "pass", "pwd", "key",
+    "auth", "credential", "cookie", "session", "signature", "dsn", "mysql", "begin",
+)  # fmt: skip
+_KEYLIKE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+/~-")
+
+
+def _may_hold_secret(line: str) -> bool:
+    lowered = line.lower()
+    if any(word in lowered for word in _TRIGGERS):
+        return True
+    run = 0
+    for char in line:
+        run = run + 1 if char in _KEYLIKE else 0
+        if run >= 12:
+            return True
+    return False
+
+
+def _redactions() -> list[tuple[re.Pattern[str], str]]:
+    global _REDACTIONS
+    if _REDACTIONS is None:
+        import re
+
+        key_shapes = [
+            r"AKIA[0-9A-Z]{16}",
+            r"ASIA[0-9A-Z]{16}",
+            r"gh[pousr]_[A-Za-z0-9]{20,}",
+            r"github_pat_[A-Za-z0-9_]{20,}",
+            r"glpat-[A-Za-z0-9_-]{16,}",
+            r"xox[abposr]-[A-Za-z0-9-]{10,}",
+            r"xapp-[A-Za-z0-9-]{10,}",
+            r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+            r"sk-ant-[A-Za-z0-9_-]{10,}",
+            r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}",
+            r"AIza[0-9A-Za-z_-]{30,}",
+            r"ya29\.[0-9A-Za-z_-]{20,}",
+            r"npm_[A-Za-z0-9]{30,}",
+            r"pypi-[A-Za-z0-9_-]{30,}",
+            r"hf_[A-Za-z0-9]{30,}",
+            r"dop_v1_[a-f0-9]{40,}",
+            r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}",
+            r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+            r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
+            r"SK[0-9a-fA-F]{32}",
+            r"key-[0-9a-zA-Z]{32}",
+            r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            r"\d{8,10}:AA[A-Za-z0-9_-]{30,}",
+            r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|$)",
+        ]
+        _REDACTIONS = [
+            # URL credentials: scheme://user:password@host, scheme://token@host
+            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'\"]*:)[^@\s/'\"]+(@)"), r"\1***\2"),
+            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_.~-]{16,}(@)"), r"\1***\2"),
+            # Authorization schemes and secret-looking header values
+            (
+                re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}"),
+                r"\1\2***",
+            ),
+            (
+                re.compile(r"(?i)(\b[\w-]*" + _SECRET_WORD + r"[\w-]*\s*:\s*)[^\s'\"]+"),
+                r"\1***",
+            ),
+            # --flag=value and --flag value for secret-looking flags
+            (
+                re.compile(r"(?i)((?:^|\s)--?[\w-]*" + _SECRET_WORD + r"[\w-]*=)" + _VALUE),
+                r"\1***",
+            ),
+            (
+                re.compile(r"(?i)((?:^|\s)--?[\w-]*" + _SECRET_WORD + r"[\w-]*\s+)(?!-)" + _VALUE),
+                r"\1***",
+            ),
+            # NAME=value arguments whose name looks secret (make TOKEN=..., docker -e KEY=...)
+            (re.compile(r"(?i)(\b[\w]*" + _SECRET_WORD + r"[\w]*=)" + _VALUE), r"\1***"),
+            # mysql-style glued password: -pSECRET
+            (re.compile(r"((?:^|\s)mysql\b[^\n;&|]*?\s-p)(\S+)"), r"\1***"),
+            (re.compile("|".join(f"(?:{shape})" for shape in key_shapes)), _MASK),
+        ]
+    return _REDACTIONS
+
+
+def _drop_assignments(line: str) -> str:
+    """Remove `NAME=value` words where they set a command's environment."""
+    import re
+
+    starts = r"(^|[;&|(\n]\s*|\benv\s+(?:-[a-zA-Z-]+\s+)*)"
+    pattern = re.compile(starts + r"((?:" + _ASSIGN + r"\s+)+)")
+    previous = None
+    while previous != line:
+        previous = line
+        line = pattern.sub(lambda m: m.group(1), line)
+    return line
+
+
+def display_command(line: str) -> str:
+    """The line as corral shows and stores it: assignments removed, secrets hidden."""
+    if not _may_hold_secret(line):
+        return line.strip()
+    text = _drop_assignments(line)
+    for pattern, replacement in _redactions():
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
+def command_digest(line: str) -> str:
+    try:  # the bare C module: a third of hashlib's import time
+        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+        except ImportError:
+            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+    return str(sha256(line.encode("utf-8", "surrogateescape")).hexdigest())
+
+
+# -- identity -----------------------------------------------------------------------------
+
+
+def boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return "noboot"
+
+
+def start_ticks(pid: int) -> int | None:
+    """Linux: the process's start time in clock ticks since boot, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return int(fields[19])
+
+
+def _proc_stat(pid: int) -> tuple[int, int, int] | None:
+    """(ppid, pgid, start ticks) of a Linux process, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    if fields[0] == b"Z":
+        return None
+    return int(fields[1]), int(fields[2]), int(fields[19])
+
+
+def self_identity() -> str | None:
+    if not _PLATFORM_LINUX:
+        return None  # readers fill it from psutil's create time
+    ticks = start_ticks(os.getpid())
+    return None if ticks is None else f"{boot_id()}:{ticks}"
+
+
+# -- ledger -------------------------------------------------------------------------------
+
+
+def default_ledger_dir() -> str:
+    home = os.environ.get("CORRAL_HOME")
+    if home:
+        return os.path.join(home, "ledger")
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    else:
+        base = os.environ.get("XDG_STATE_HOME", "").strip() or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "corral", "ledger")
+
+
+def _json_value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if value == value and abs(value) != float("inf") else "null"
+    out = ['"']
+    for char in str(value):
+        code = ord(char)
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def encode_record(record: dict[str, Any]) -> bytes:
+    """JSON for a flat record (the json module costs milliseconds of start-up to import)."""
+    body = ", ".join(f"{_json_value(k)}: {_json_value(v)}" for k, v in record.items())
+    return ("{" + body + "}").encode("utf-8")
+
+
+def write_record(ledger: str, record: dict[str, Any]) -> None:
+    """Atomically replace <ledger>/<id>.json with `record` (temp file + rename, mode 0600)."""
+    final = os.path.join(ledger, record["id"] + ".json")
+    temp = os.path.join(ledger, f".{record['id']}.{os.getpid()}.tmp")
+    data = encode_record(record)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(temp, final)
+
+
+def _log(ledger: str, message: str) -> None:
+    try:
+        with open(os.path.join(os.path.dirname(ledger), "corral.log"), "a") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} supervisor[{os.getpid()}] {message}\n")
+    except OSError:
+        pass
+
+
+# -- the supervisor -----------------------------------------------------------------------
+
+
+class _Usage(Exception):
+    pass
+
+
+def _parse(argv: list[str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "job": None,
+        "mode": "task",
+        "session": None,
+        "grace": DEFAULT_GRACE,
+        "ledger": None,
+        "identity": None,
+        "port": None,
+        "ready_fd": None,
+    }
+    valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            if len(argv) != i + 2:
+                raise _Usage("give the line as exactly one argument after --")
+            opts["line"] = argv[i + 1]
+            break
+        if arg in ("--task", "--detached"):
+            opts["mode"] = arg[2:]
+        elif arg in valued and i + 1 < len(argv):
+            opts[arg[2:].replace("-", "_")] = argv[i + 1]
+            i += 1
+        else:
+            raise _Usage(f"unknown or incomplete option {arg!r}")
+        i += 1
+    if "line" not in opts:
+        raise _Usage("missing -- LINE")
+    try:
+        opts["grace"] = float(opts["grace"])
+        opts["port"] = None if opts["port"] is None else int(opts["port"])
+        opts["ready_fd"] = None if opts["ready_fd"] is None else int(opts["ready_fd"])
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    if not 0 <= opts["grace"] <= 3600:
+        raise _Usage("--grace takes seconds from 0 to 3600")
+    job = opts["job"]
+    if job is not None and (len(job) != 32 or not set(job) <= set("0123456789abcdef")):
+        raise _Usage("--job takes 32 lowercase hex digits")
+    return opts
+
+
+def user_shell() -> tuple[str, list[str]]:
+    """The shell that runs the line and the options that go before `-c`."""
+    shell = os.environ.get("SHELL", "")
+    name = os.path.basename(shell)
+    if os.path.isabs(shell) and os.access(shell, os.X_OK):
+        if name == "bash":
+            return shell, ["+m"]
+        if name == "zsh":
+            return shell, ["-f", "+m"]
+    return "/bin/sh", ["+m"]
+
+
+def job_environment(token: str, session: str | None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _CLEARED_ENV and not k.startswith("BASH_FUNC_")
+    }
+    env["CORRAL_JOB"] = token
+    if session:
+        env["CORRAL_SESSION"] = session
+    return env
+
+
+class Supervisor:
+    def __init__(self, opts: dict[str, Any], inherited_hup: Any) -> None:
+        self.opts = opts
+        self.inherited_hup = inherited_hup
+        self.token: str = opts["job"]
+        self.ledger: str = opts["ledger"] or default_ledger_dir()
+        self.grace: float = opts["grace"]
+        self.pid = os.getpid()
+        self.child = 0
+        self.child_status: int | None = None
+        self.stop_signal: int | None = None
+        self.kill_at: float | None = None
+        self.killed = False
+        self.tty_fd: int | None = None
+        self.tty_restore_pgrp: int | None = None
+        self.original_pgrp = os.getpgrp()
+        self.parent_gone_early = False
+        self.record: dict[str, Any] = {}
+        self.fifo_path = os.path.join(self.ledger, self.token + ".stop")
+
+    # set-up ------------------------------------------------------------------------------
+    def lead_group(self) -> None:
+        original = self.original_pgrp
+        if original != self.pid:
+            os.setpgid(0, 0)
+        try:
+            if os.isatty(0) and os.tcgetpgrp(0) == original and original != self.pid:
+                # We were the terminal's foreground job: our new group takes that place, so
+                # Ctrl-C and reads from the terminal reach the job as they would have.
+                self.tty_fd = os.dup(0)
+                self._set_foreground(self.pid)
+                self.tty_restore_pgrp = original
+        except OSError:
+            self.tty_fd = None
+
+    def _set_foreground(self, pgrp: int) -> None:
+        if self.tty_fd is None:
+            return
+        old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        try:
+            os.tcsetpgrp(self.tty_fd, pgrp)
+        except OSError:
+            pass
+        finally:
+            signal.signal(signal.SIGTTOU, old)
+
+    def become_subreaper(self) -> None:
+        if not _PLATFORM_LINUX:
+            return
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            _log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) failed: errno {ctypes.get_errno()}")
+
+    def open_ledger(self) -> int:
+        os.makedirs(self.ledger, mode=0o700, exist_ok=True)
+        if os.stat(self.ledger).st_uid != os.getuid():
+            raise OSError(errno.EPERM, "ledger folder belongs to another user", self.ledger)
+        os.chmod(self.ledger, 0o700)
+        os.mkfifo(self.fifo_path, 0o600)
+        # O_RDWR: we hold a writer ourselves, so the FIFO never reports hang-up between stops.
+        return os.open(self.fifo_path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def watch_parent(self) -> int | None:
+        parent = os.getppid()
+        if parent <= 1:
+            return None
+        fd: int | None = None
+        if hasattr(os, "pidfd_open"):
+            fd = os.pidfd_open(parent)
+        elif hasattr(select, "kqueue"):
+            kq = select.kqueue()
+            event = select.kevent(
+                parent, select.KQ_FILTER_PROC, select.KQ_EV_ADD, select.KQ_NOTE_EXIT
+            )
+            kq.control([event], 0, 0)
+            self._kq = kq  # keep it open
+            fd = kq.fileno()
+        self.parent_gone_early = os.getppid() != parent  # it went away before we watched it
+        return fd
+
+    def start_record(self) -> None:
+        line: str = self.opts["line"]
+        shell, _ = user_shell()
+        self.record = {
+            "version": LEDGER_VERSION,
+            "id": self.token,
+            "pid": self.pid,
+            "started_at": self_identity(),
+            "pgid": self.pid,
+            "mode": self.opts["mode"],
+            "backend": "group",
+            "session": self.opts["session"],
+            "cwd": os.getcwd(),
+            "command": display_command(line),
+            "digest": command_digest(line),
+            "identity": self.opts["identity"],
+            "port": self.opts["port"],
+            "shell": shell,
+            "parent_pid": os.getppid(),
+            "grace": self.grace,
+            "created_at": time.time(),
+            "state": "running",
+            "exit_code": None,
+            "signal": None,
+            "stop_requested_at": None,
+            "ended_at": None,
+        }
+        write_record(self.ledger, self.record)
+
+    def spawn(self) -> None:
+        shell, shell_opts = user_shell()
+        env = job_environment(self.token, self.opts["session"])
+        argv = [shell, *shell_opts, "-c", self.opts["line"]]
+        inherited_hup = self.inherited_hup
+        pid = os.fork()
+        if pid == 0:  # the job
+            try:
+                for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGCHLD):
+                    signal.signal(sig, signal.SIG_DFL)
+                for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+                    signal.signal(sig, signal.SIG_DFL)
+                signal.signal(signal.SIGHUP, inherited_hup)
+                signal.set_wakeup_fd(-1)
+                signal.pthread_sigmask(signal.SIG_SETMASK, [])
+                os.execve(shell, argv, env)
+            except BaseException as exc:  # noqa: BLE001 - the child must never return into our code
+                os.write(2, f"corral: cannot run {shell}: {exc}\n".encode())
+            finally:
+                os._exit(127)
+        self.child = pid
+
+    # the event loop ---------------------------------------------------------------------
+    def request_stop(self, sig: int) -> None:
+        if self.stop_signal is not None:
+            return
+        self.stop_signal = sig
+        self.kill_at = time.monotonic() + self.grace
+        self.record["state"] = "stopping"
+        self.record["stop_requested_at"] = time.time()
+        try:
+            write_record(self.ledger, self.record)
+        except OSError as exc:
+            _log(self.ledger, f"cannot record stopping: {exc}")
+        foreground = self.tty_fd is not None and sig == signal.SIGINT
+        if not foreground:  # a terminal's Ctrl-C already reached the whole group
+            self._signal_group(sig)
+        self._signal_descendants(sig, outside_group_only=True)
+        self._signal_group(signal.SIGCONT)
+
+    def _signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except OSError:
+            pass
+
+    def _descendants(self) -> dict[int, tuple[int, int, int]]:
+        """Linux: every live descendant of ours and every member of our group."""
+        table: dict[int, tuple[int, int, int]] = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                info = _proc_stat(int(name))
+                if info is not None:
+                    table[int(name)] = info
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        found: dict[int, tuple[int, int, int]] = {}
+        todo = list(children.get(self.pid, []))
+        todo += [pid for pid, (_, pgid, _) in table.items() if pgid == self.pid]
+        while todo:
+            pid = todo.pop()
+            if pid in found or pid == self.pid:
+                continue
+            found[pid] = table[pid]
+            todo.extend(children.get(pid, []))
+        return found
+
+    def _signal_descendants(self, sig: int, outside_group_only: bool) -> int:
+        if not _PLATFORM_LINUX:
+            if not outside_group_only:
+                for pid in self._group_members_fallback():
+                    try:
+                        os.kill(pid, sig)
+                    except OSError:
+                        pass
+            return 0
+        sent = 0
+        for pid, (_, pgid, ticks) in self._descendants().items():
+            if outside_group_only and pgid == self.pid:
+                continue
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            try:
+                if start_ticks(pid) == ticks:  # still the process we found
+                    signal.pidfd_send_signal(fd, sig)
+                    sent += 1
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return sent
+
+    def _group_members_fallback(self) -> list[int]:
+        return [self.child] if self.child and self.child_status is None else []
+
+    def kill_everything(self) -> None:
+        self.kill_at = None
+        if self._signal_descendants(signal.SIGKILL, outside_group_only=False):
+            self.killed = True
+        if not _PLATFORM_LINUX:
+            self.killed = True
+
+    def reap(self) -> bool:
+        """Collect exited children; True once none is left (the job is entirely gone)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if pid == 0:
+                return False
+            if pid == self.child:
+                self.child_status = status
+
+    def undo_group(self) -> None:
+        """Give back the group and the terminal before running the line unsupervised."""
+        if self.tty_restore_pgrp is not None:
+            self._set_foreground(self.tty_restore_pgrp)
+        if self.original_pgrp != self.pid:
+            try:
+                os.setpgid(0, self.original_pgrp)
+            except OSError:
+                pass
+
+    def loop(self, rfd: int, fifo: int, parent_fd: int | None) -> None:
+        poller = select.poll()
+        poller.register(rfd, select.POLLIN)
+        poller.register(fifo, select.POLLIN)
+        if parent_fd is not None:
+            poller.register(parent_fd, select.POLLIN)
+        if self.reap():
+            return
+        while True:
+            timeout = None
+            if self.kill_at is not None:
+                timeout = max(0, int((self.kill_at - time.monotonic()) * 1000) + 1)
+            events = poller.poll(timeout)
+            for fd, _ in events:
+                if fd == rfd:
+                    for byte in os.read(rfd, 512):
+                        if byte in (signal.SIGTERM, signal.SIGINT):
+                            self.request_stop(byte)
+                elif fd == fifo:
+                    try:
+                        data = os.read(fifo, 512)
+                    except BlockingIOError:
+                        data = b""
+                    if b"stop" in data:
+                        self.request_stop(signal.SIGTERM)
+                elif fd == parent_fd:
+                    poller.unregister(parent_fd)
+                    if self.opts["mode"] == "task":
+                        self.request_stop(signal.SIGTERM)
+            if self.kill_at is not None and time.monotonic() >= self.kill_at:
+                self.kill_everything()
+            if self.reap():
+                return
+            if self.stop_signal is not None and self.kill_at is None:
+                # Past the grace period: anything that shows up now is killed at once.
+                self.kill_everything()
+
+    def finish(self) -> int:
+        status = self.child_status if self.child_status is not None else 0
+        code = os.waitstatus_to_exitcode(status)
+        if self.stop_signal is not None:
+            state = "killed" if self.killed else "stopped"
+        else:
+            state = "exited"
+        self.record.update(
+            state=state,
+            exit_code=code if code >= 0 else 128 - code,
+            signal=-code if code < 0 else None,
+            ended_at=time.time(),
+        )
+        try:
+            write_record(self.ledger, self.record)
+        except OSError as exc:
+            _log(self.ledger, f"cannot record the end: {exc}")
+        try:
+            os.unlink(self.fifo_path)
+        except OSError:
+            pass
+        if self.tty_restore_pgrp is not None:
+            self._set_foreground(self.tty_restore_pgrp)
+        return code
+
+
+def _release_stdio() -> None:
+    """Let go of the caller's stdin/stdout/stderr: the job keeps its own copies."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _run_unsupervised(line: str, why: str, ledger: str, inherited_hup: Any) -> int:
+    _log(ledger, f"running unsupervised: {why}")
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGHUP, inherited_hup)
+    shell, _ = user_shell()
+    os.execv(shell, [shell, "-c", line])
+    return 127  # not reached
+
+
+def _exit_like(code: int) -> int:
+    if code < 0:
+        sig = -code
+        if sig in _RERAISE:
+            if sig != signal.SIGKILL:
+                signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+            os.kill(os.getpid(), sig)
+        return 128 + sig
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        opts = _parse(args)
+    except _Usage as exc:
+        sys.stderr.write(f"corral supervisor: {exc}\n{__doc__}")
+        return 2
+    if opts["job"] is None:
+        # Readers verify a supervisor by the token in its command line: put it there.
+        token = os.urandom(16).hex()
+        os.execv(sys.executable, [sys.executable, "-I", "-S", __file__, "--job", token, *args])
+    if opts["session"] is None:
+        opts["session"] = os.environ.get("CORRAL_SESSION") or os.environ.get(
+            "CLAUDE_CODE_SESSION_ID"
+        )
+    inherited_hup = signal.getsignal(signal.SIGHUP)
+    sup = Supervisor(opts, inherited_hup)
+    ready_fd: int | None = opts["ready_fd"]
+    if ready_fd is not None:
+        os.set_inheritable(ready_fd, False)  # the job must not hold the caller's wait open
+    # Every signal we handle lands in the wakeup pipe from now on, so none is lost before
+    # the event loop starts reading it.
+    rfd, wfd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGQUIT):
+        signal.signal(sig, lambda *_: None)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        sup.lead_group()
+        fifo = sup.open_ledger()
+        sup.start_record()
+    except OSError as exc:
+        sup.undo_group()
+        if ready_fd is not None:
+            os.close(ready_fd)
+        return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup)
+    sup.become_subreaper()
+    parent_fd = sup.watch_parent() if opts["mode"] == "task" else None
+    sup.spawn()
+    if sup.parent_gone_early:
+        sup.request_stop(signal.SIGTERM)
+    if ready_fd is not None:
+        try:
+            os.write(ready_fd, f"ok {sup.token}\n".encode())
+        finally:
+            os.close(ready_fd)
+    _release_stdio()
+    sup.loop(rfd, fifo, parent_fd)
+    return _exit_like(sup.finish())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

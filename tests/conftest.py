@@ -1,0 +1,69 @@
+"""Shared fixtures: every test gets its own CORRAL_HOME, and everything a test started
+(anything whose environment carries that CORRAL_HOME) is killed by pid afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
+PYTHON = sys.executable
+
+
+def processes_with_env(entry: bytes) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if entry in f.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def reap_home(home: Path) -> list[int]:
+    """Kill every process whose environment names this CORRAL_HOME; return their pids."""
+    entry = f"CORRAL_HOME={home}".encode()
+    killed = []
+    for _ in range(20):
+        pids = processes_with_env(entry)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        # reap our own children among them, so none lingers as a zombie
+        for pid in pids:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        import time
+
+        time.sleep(0.05)
+    return killed
+
+
+@pytest.fixture(autouse=True)
+def corral_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "corral-home"
+    home.mkdir()
+    monkeypatch.setenv("CORRAL_HOME", str(home))
+    monkeypatch.delenv("CORRAL_SESSION", raising=False)
+    monkeypatch.delenv("CORRAL_JOB", raising=False)
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    yield home
+    leaked = reap_home(home)
+    assert not leaked, f"test left processes running: {sorted(set(leaked))}"
