@@ -250,7 +250,7 @@ def _json_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value) if value == value and abs(value) != float("inf") else "null"
+        return repr(value) if abs(value) < float("inf") else "null"  # NaN compares False
     out = ['"']
     for char in str(value):
         code = ord(char)
@@ -437,12 +437,10 @@ class Supervisor:
         fd: int | None = None
         if hasattr(os, "pidfd_open"):
             fd = os.pidfd_open(parent)
-        elif hasattr(select, "kqueue"):
-            kq = select.kqueue()
-            event = select.kevent(
-                parent, select.KQ_FILTER_PROC, select.KQ_EV_ADD, select.KQ_NOTE_EXIT
-            )
-            kq.control([event], 0, 0)
+        elif hasattr(select, "kqueue"):  # macOS: a kqueue fd is pollable
+            sel: Any = select
+            kq = sel.kqueue()
+            kq.control([sel.kevent(parent, sel.KQ_FILTER_PROC, sel.KQ_EV_ADD, sel.KQ_NOTE_EXIT)], 0)
             self._kq = kq  # keep it open
             fd = kq.fileno()
         self.parent_gone_early = os.getppid() != parent  # it went away before we watched it
@@ -681,7 +679,6 @@ def _run_unsupervised(line: str, why: str, ledger: str, inherited_hup: Any) -> i
     signal.signal(signal.SIGHUP, inherited_hup)
     shell, _ = user_shell()
     os.execv(shell, [shell, "-c", line])
-    return 127  # not reached
 
 
 def _exit_like(code: int) -> int:

@@ -92,7 +92,7 @@ def environ_has(pid: int, name: str, value: str) -> bool | None:
     import psutil
 
     try:
-        return psutil.Process(pid).environ().get(name) == value
+        return bool(psutil.Process(pid).environ().get(name) == value)
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return False
     except psutil.AccessDenied:
