@@ -1,0 +1,35 @@
+"""corral clean: forget finished jobs and records whose supervisor is provably dead."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+
+
+def main(args: argparse.Namespace) -> int:
+    from corral.service.jobs import clean
+
+    result = clean()
+    if args.json:
+        from corral.core.envelope import dumps
+
+        print(
+            dumps(
+                {
+                    "forgotten": result.forgotten,
+                    "kept": [{"id": i, "why": why} for i, why in result.kept],
+                }
+            )
+        )
+        return 0
+    print(
+        f"forgot {len(result.forgotten)} finished job(s)"
+        if result.forgotten
+        else "nothing to clean"
+    )
+    for job_id, why in result.kept:
+        print(f"kept {job_id[:8]}: {why}")
+    return 0

@@ -1,0 +1,85 @@
+"""corral ls: jobs with ports, age, process count, CPU, memory and folder."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from corral.service.jobs import JobView
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--all", "-a", action="store_true", help="include finished jobs")
+    parser.add_argument("--session", help="only jobs of this agent session")
+    parser.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+
+
+def human_age(seconds: float) -> str:
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "K", "M", "G"):
+        if size < 1024 or unit == "G":
+            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
+        size /= 1024
+    return f"{size:.1f}G"
+
+
+def short_path(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home != "/" and path.startswith(home) else path
+
+
+def render(jobs: list[JobView]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not jobs:
+        console.print("no jobs. Start one with: corral run -d -- <command>")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("ID", "STATE", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND"):
+        table.add_column(name, no_wrap=name != "COMMAND", overflow="fold")
+    for job in jobs:
+        state = job.state if job.exit_code is None else f"{job.state} ({job.exit_code})"
+        table.add_row(
+            job.id[:8],
+            state,
+            " ".join(f":{p}" for p in job.ports) or "-",
+            human_age(job.age_seconds),
+            str(job.processes) if job.state in ("running", "stopping") else "-",
+            f"{job.cpu_percent:.1f}%" if job.state in ("running", "stopping") else "-",
+            human_bytes(job.rss_bytes) if job.rss_bytes else "-",
+            short_path(job.cwd),
+            job.command,
+        )
+    console.print(table)
+    for job in jobs:
+        if job.note:
+            console.print(f"[yellow]{job.id[:8]}: {job.note}[/yellow]", highlight=False)
+
+
+def main(args: argparse.Namespace) -> int:
+    from corral.service.jobs import list_jobs
+
+    listing = list_jobs(include_finished=args.all, session=args.session)
+    for warning in listing.warnings:
+        sys.stderr.write(f"corral ls: warning: {warning}\n")
+    if args.json:
+        from corral.core.envelope import dumps
+
+        print(dumps([j.to_json() for j in listing.jobs], listing.warnings))
+    else:
+        render(listing.jobs)
+    return 0

@@ -1,0 +1,78 @@
+"""corral run: run a command under corral's supervisor, transparently.
+
+Task mode (default) replaces this process with the supervisor: stdout, stderr and the exit
+status are the command's own. `-d` starts the job detached and returns at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from corral.errors import UsageError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "corral run [-d] [--session S] [--grace SECONDS] [--json] (-c LINE | -- CMD ...)"
+    parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
+    parser.add_argument(
+        "-d",
+        "--detached",
+        action="store_true",
+        help="start the job and return at once; it keeps running",
+    )
+    parser.add_argument("--session", help="the agent session that owns the job")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="time between SIGTERM and SIGKILL when stopping (default 3)",
+    )
+    parser.add_argument("--json", action="store_true", help="with -d: print the job as JSON")
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
+
+
+def main(args: argparse.Namespace) -> int:
+    from corral.service import runner
+
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if (args.line is None) == (not cmd):
+        raise UsageError("give either -c LINE or -- CMD [ARGS...]")
+    line = args.line if args.line is not None else shlex.join(cmd)
+    if args.grace is not None and not 0 <= args.grace <= 3600:
+        raise UsageError("--grace takes seconds from 0 to 3600")
+    session = (
+        args.session or os.environ.get("CORRAL_SESSION") or os.environ.get("CLAUDE_CODE_SESSION_ID")
+    )
+    if not args.detached:
+        argv = runner.supervisor_argv(
+            line, token=runner.new_token(), session=session, grace=args.grace
+        )
+        sys.stdout.flush()
+        os.execv(argv[0], argv)
+    started = runner.start_detached(line, session=session, grace=args.grace)
+    if args.json:
+        from corral.core.envelope import dumps
+
+        print(
+            dumps(
+                {
+                    "id": started.id,
+                    "pid": started.pid,
+                    "supervised": started.supervised,
+                    "log": str(started.log),
+                }
+            )
+        )
+    elif started.supervised:
+        short = started.id[:8]
+        print(f"started job {short} (supervisor pid {started.pid})")
+        print(f"  output: {started.log}")
+        print(f"  list: corral ls    stop: corral stop {short}")
+    else:
+        print(f"started unsupervised (corral could not supervise it; see {started.log})")
+    return 0

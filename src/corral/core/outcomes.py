@@ -1,0 +1,55 @@
+"""What a stop did to each target, and the job states a listing shows."""
+
+from __future__ import annotations
+
+import enum
+
+
+class StopResult(enum.StrEnum):
+    """Per-target outcome of a stop. Only the first two are success."""
+
+    TERMINATED = "terminated"
+    ALREADY_EXITED = "already_exited"
+    IDENTITY_MISMATCH = "identity_mismatch"
+    FAILED = "failed"
+    UNPROVEN = "unproven"
+
+    @property
+    def ok(self) -> bool:
+        return self in (StopResult.TERMINATED, StopResult.ALREADY_EXITED)
+
+
+class JobState(enum.StrEnum):
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    EXITED = "exited"
+    KILLED = "killed"
+
+    @property
+    def final(self) -> bool:
+        return self in (JobState.STOPPED, JobState.EXITED, JobState.KILLED)
+
+
+# The moves a job's state may make; anything else is a bug in whoever reported it.
+TRANSITIONS: dict[JobState, frozenset[JobState]] = {
+    JobState.RUNNING: frozenset({JobState.STOPPING, JobState.EXITED, JobState.KILLED}),
+    JobState.STOPPING: frozenset({JobState.STOPPED, JobState.KILLED, JobState.EXITED}),
+    JobState.STOPPED: frozenset(),
+    JobState.EXITED: frozenset(),
+    JobState.KILLED: frozenset(),
+}
+
+
+class IllegalTransition(ValueError):
+    pass
+
+
+def transition(job_id: str, current: JobState, new: JobState) -> JobState:
+    """Check one move of a job's state; raise naming the job, its state and the allowed moves."""
+    if new == current or new in TRANSITIONS[current]:
+        return new
+    allowed = ", ".join(sorted(TRANSITIONS[current])) or "none (final)"
+    raise IllegalTransition(
+        f"job {job_id}: cannot go from {current} to {new}; allowed from {current}: {allowed}"
+    )
