@@ -340,7 +340,10 @@ def stop_records(
             continue
         if handle is not None:
             handle.close()
-        mismatch = started_at(record.pid) is not None
+        # Not our supervisor: the pid is now another process, or the same identity without
+        # the token in its command line. A zombie keeps its start time: same process, gone.
+        now = started_at(record.pid)
+        mismatch = now is not None and (now != record.started_at or not procs.is_zombie(record.pid))
         first = TargetOutcome(
             record.pid,
             record.started_at,
@@ -350,8 +353,10 @@ def stop_records(
         )
         rest = _stop_leftovers(record, record.grace)
         state = JobState.STOPPED if all(t.result.ok for t in rest) else JobState.RUNNING
-        if state == JobState.STOPPED:
+        if rest and state == JobState.STOPPED:
             _finish_record(record, JobState.STOPPED)
+        elif not rest:
+            state = JobState.KILLED  # nothing of the job is left; its supervisor died
         outcomes[record.id] = StopOutcome(record.id, record.command, state.value, [first, *rest])
     if waiting:
         gone = procs.wait_gone([h for _, h in waiting.values()], timeout)

@@ -1,0 +1,348 @@
+"""Reading a shell line with tree-sitter-bash into a small, flat model, or saying why not.
+
+Only a plain subset of the shell is read: lists of pipelines of simple commands whose words
+are unquoted text, whole quoted strings and variables. Everything else makes the line
+unreadable, and an unreadable line runs exactly as written. The grammar is loaded on first
+use only: most lines are decided without it (see plan.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+_PARSER: Parser | None = None
+
+# Constructs named in the reason given for an unreadable line.
+_CONSTRUCTS = {
+    "subshell": "a subshell",
+    "compound_statement": "a { …; } group",
+    "command_substitution": "a command substitution",
+    "process_substitution": "a process substitution",
+    "heredoc_redirect": "a heredoc",
+    "herestring_redirect": "a here-string",
+    "if_statement": "an if statement",
+    "for_statement": "a for loop",
+    "c_style_for_statement": "a for loop",
+    "while_statement": "a while loop",
+    "case_statement": "a case statement",
+    "function_definition": "a function definition",
+    "comment": "a comment",
+    "ansi_c_string": "$'…' quoting",
+    "translated_string": '$"…" quoting',
+    "arithmetic_expansion": "an arithmetic expansion",
+    "test_command": "a [[ … ]] test",
+    "negated_command": "a negated command",
+    "brace_expression": "a brace expansion",
+}
+_SEPARATORS = frozenset({";", "&", "\n"})
+_NEVER_READ = frozenset({"exec", "eval", "source", "."})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
+_SETSID = re.compile(r"(?<![\w.-])setsid(?![\w-])")
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+# Control characters other than tab and newline: the shell and the grammar may disagree.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Word:
+    value: str  # the word after quote removal; variables stay as written
+    literal: bool  # no expansion in it: value is exactly what the command receives
+    quote: str  # "" unquoted (or mixed), "'" single quotes, '"' double quotes
+    start: int  # byte offsets in the line
+    end: int
+
+
+@dataclass(frozen=True)
+class Command:
+    assignments: tuple[tuple[str, Word | None], ...]  # NAME=value before the command
+    words: tuple[Word, ...]
+    start: int
+    end: int
+    exports: bool = False  # `export NAME=value`: assignments carry to later commands
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    commands: tuple[Command, ...]
+
+
+@dataclass(frozen=True)
+class Statement:
+    pipelines: tuple[Pipeline, ...]  # joined by && / ||: run one after another
+    background: bool  # ended by `&`
+    amp: int | None  # byte offset of that `&`
+
+
+@dataclass(frozen=True)
+class Script:
+    statements: tuple[Statement, ...]
+    size: int  # length of the line in bytes
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    reason: str
+
+
+class _Refuse(Exception):
+    """Raised inside the tree walk when the line is not in the readable subset."""
+
+
+def _parser() -> Parser:
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+def lexical_reason(line: str) -> str | None:
+    """Reasons that need no grammar: text the shell and the grammar could read differently."""
+    if _CONTROL.search(line):
+        return "it holds control characters"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it is not valid UTF-8 text"
+    return None
+
+
+def read(line: str) -> Script | Unreadable:
+    """The line as a Script, or why corral cannot read it with certainty."""
+    reason = lexical_reason(line)
+    if reason is not None:
+        return Unreadable(reason)
+    source = line.encode("utf-8")
+    tree = _parser().parse(source)
+    root = tree.root_node
+    if root.has_error:
+        return Unreadable("the shell would reject it (syntax error)")
+    try:
+        return Script(_statements(root, source), len(source))
+    except _Refuse as refusal:
+        return Unreadable(str(refusal))
+
+
+def _text(node: Node, source: bytes) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8")
+
+
+def _statements(root: Node, source: bytes) -> tuple[Statement, ...]:
+    statements: list[Statement] = []
+    pending: list[Pipeline] | None = None
+    pending_end = 0
+    for child in root.children:
+        if child.type == "comment":
+            raise _refuse_construct(child)
+        if child.is_named:
+            if pending is not None:
+                if b"\n" not in source[pending_end : child.start_byte]:
+                    raise _Refuse("two commands without a separator")
+                statements.append(Statement(tuple(pending), False, None))
+            pending = _and_or(child, source)
+            pending_end = child.end_byte
+        elif child.type in _SEPARATORS:
+            if pending is None:
+                raise _Refuse(f"the shell would reject it (stray {child.type!r})")
+            is_amp = child.type == "&"
+            statements.append(
+                Statement(tuple(pending), is_amp, child.start_byte if is_amp else None)
+            )
+            pending = None
+        else:
+            raise _Refuse(f"the shell would reject it ({child.type!r} here)")
+    if pending is not None:
+        statements.append(Statement(tuple(pending), False, None))
+    return tuple(statements)
+
+
+def _and_or(node: Node, source: bytes) -> list[Pipeline]:
+    kind = node.type
+    if kind == "redirected_statement":
+        _check_redirects(node, source)
+        body = node.child_by_field_name("body")
+        if body is None:
+            raise _Refuse("a redirect without a command")
+        return _and_or(body, source)
+    if kind == "list":
+        pipelines: list[Pipeline] = []
+        for child in node.children:
+            if child.is_named:
+                pipelines.extend(_and_or(child, source))
+            elif child.type not in ("&&", "||"):
+                raise _Refuse(f"{child.type!r} inside a list")
+        return pipelines
+    return [_pipeline(node, source)]
+
+
+def _pipeline(node: Node, source: bytes) -> Pipeline:
+    if node.type != "pipeline":
+        return Pipeline((_command(node, source),))
+    commands: list[Command] = []
+    for child in node.children:
+        if child.is_named:
+            commands.extend(_pipeline(child, source).commands)
+        elif child.type not in ("|", "|&"):
+            raise _Refuse(f"{child.type!r} inside a pipeline")
+    return Pipeline(tuple(commands))
+
+
+def _refuse_construct(node: Node) -> _Refuse:
+    name = _CONSTRUCTS.get(node.type, f"shell syntax corral does not read ({node.type})")
+    return _Refuse(f"it uses {name}")
+
+
+def _check_redirects(node: Node, source: bytes) -> None:
+    for redirect in node.children_by_field_name("redirect"):
+        _redirect(redirect, source)
+
+
+def _redirect(node: Node, source: bytes) -> None:
+    if node.type != "file_redirect":
+        raise _refuse_construct(node)
+    for part in node.children:
+        if part.is_named and part.type != "file_descriptor":
+            _word(part, source)
+
+
+def _command(node: Node, source: bytes) -> Command:
+    kind = node.type
+    if kind == "redirected_statement":
+        _check_redirects(node, source)
+        body = node.child_by_field_name("body")
+        if body is None:
+            raise _Refuse("a redirect without a command")
+        return _command(body, source)
+    if kind in ("variable_assignment", "variable_assignments"):
+        pairs = [node] if kind == "variable_assignment" else list(node.named_children)
+        assigned = tuple(_assignment(pair, source) for pair in pairs)
+        return Command(assigned, (), node.start_byte, node.end_byte)
+    if kind == "declaration_command":
+        return _declaration(node, source)
+    if kind != "command":
+        raise _refuse_construct(node)
+    assignments: list[tuple[str, Word | None]] = []
+    words: list[Word] = []
+    for child in node.children:
+        if child.type == "variable_assignment":
+            assignments.append(_assignment(child, source))
+        elif child.type == "command_name":
+            inner = child.named_children
+            if len(inner) != 1 or not _word(inner[0], source).literal:
+                raise _Refuse("its command word is a variable")
+            words.append(_word(inner[0], source))
+        elif child.type == "file_redirect" or child.type.endswith("_redirect"):
+            _redirect(child, source)
+        elif child.is_named:
+            words.append(_word(child, source))
+    command = Command(tuple(assignments), tuple(words), node.start_byte, node.end_byte)
+    _check_command(command)
+    return command
+
+
+def _declaration(node: Node, source: bytes) -> Command:
+    keyword = node.children[0].type if node.children else ""
+    if keyword != "export":
+        raise _Refuse(f"it uses `{keyword}`")
+    assignments: list[tuple[str, Word | None]] = []
+    for child in node.named_children:
+        if child.type != "variable_assignment":
+            raise _Refuse("`export` of something other than NAME=value")
+        assignments.append(_assignment(child, source))
+    return Command(tuple(assignments), (), node.start_byte, node.end_byte, exports=True)
+
+
+def _assignment(node: Node, source: bytes) -> tuple[str, Word | None]:
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    if name is None or name.type != "variable_name":
+        raise _Refuse("an assignment corral does not read")
+    return _text(name, source), None if value is None else _word(value, source)
+
+
+def _check_command(command: Command) -> None:
+    if not command.words:
+        return
+    first = command.words[0].value
+    base = first.rsplit("/", 1)[-1]
+    if first in _NEVER_READ or (
+        base in ("command", "builtin")
+        and len(command.words) > 1
+        and command.words[1].value in _NEVER_READ
+    ):
+        raise _Refuse(f"it uses `{first}`")
+    for word in command.words:
+        if _SETSID.search(word.value) and (word.quote != "'" or base in _SHELLS):
+            raise _Refuse("it calls setsid (corral cannot follow a new session)")
+        if word.literal and not word.quote and _BRACES.search(word.value):
+            raise _Refuse("it uses a brace expansion")
+
+
+def _word(node: Node, source: bytes) -> Word:
+    kind = node.type
+    text = _text(node, source)
+    start, end = node.start_byte, node.end_byte
+    if kind in ("word", "number"):
+        if "\\" in text:
+            raise _Refuse("it uses a backslash escape")
+        return Word(text, True, "", start, end)
+    if kind == "raw_string":
+        return Word(text[1:-1], True, "'", start, end)
+    if kind == "string":
+        return _double_quoted(node, source)
+    if kind in ("simple_expansion", "expansion"):
+        _check_expansion(node)
+        return Word(text, False, "", start, end)
+    if kind == "concatenation":
+        return _concatenation(node, source)
+    raise _refuse_construct(node)
+
+
+def _check_expansion(node: Node) -> None:
+    for child in node.named_children:
+        if child.type not in ("variable_name", "special_variable_name", "word", "string"):
+            raise _refuse_construct(child)
+
+
+def _double_quoted(node: Node, source: bytes) -> Word:
+    parts: list[str] = []
+    literal = True
+    for child in node.children:
+        if not child.is_named:
+            continue
+        if child.type == "string_content":
+            piece = _text(child, source)
+            if "\\" in piece:
+                raise _Refuse("it uses a backslash escape")
+            parts.append(piece)
+        elif child.type in ("simple_expansion", "expansion"):
+            _check_expansion(child)
+            parts.append(_text(child, source))
+            literal = False
+        else:
+            raise _refuse_construct(child)
+    return Word("".join(parts), literal, '"', node.start_byte, node.end_byte)
+
+
+def _concatenation(node: Node, source: bytes) -> Word:
+    pieces = node.children
+    parts: list[str] = []
+    literal = True
+    for index, piece in enumerate(pieces):
+        if piece.type in ("string", "raw_string"):
+            after_equals = index == len(pieces) - 1 and index > 0 and parts[-1].endswith("=")
+            if not after_equals:
+                raise _Refuse("it glues quotes to other text")
+        word = _word(piece, source)
+        if piece.type == "word" and word.value in ("{", "}"):
+            raise _Refuse("it uses a brace expansion")
+        parts.append(word.value)
+        literal = literal and word.literal
+    return Word("".join(parts), literal, "", node.start_byte, node.end_byte)

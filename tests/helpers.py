@@ -1,0 +1,89 @@
+"""Small helpers for tests that start real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
+
+
+def corral(*args: str, check: bool = False, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess."""
+    result = subprocess.run(
+        [sys.executable, "-m", "corral", *args], capture_output=True, text=True, timeout=60, **kw
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"corral {args} failed: {result.returncode}\n{result.stderr}")
+    return result
+
+
+def corral_json(*args: str) -> Any:
+    result = corral(*args, "--json")
+    data = json.loads(result.stdout)
+    assert data["schema"] == 1, data
+    return data
+
+
+def start_job(line: str, *extra: str, cwd: Path | None = None) -> dict[str, Any]:
+    """Start `line` detached through the CLI; return its id and supervisor pid."""
+    data = (
+        corral_json("run", "-d", *extra, "-c", line)
+        if not cwd
+        else json.loads(corral("run", "-d", *extra, "--json", "-c", line, cwd=cwd).stdout)
+    )
+    job: dict[str, Any] = data["data"]
+    assert job["supervised"], job
+    return job
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return not stat[stat.rindex(b")") + 2 :].startswith(b"Z")
+
+
+def pgid_of(pid: int) -> int:
+    return os.getpgid(pid)
+
+
+def job_pids(token: str) -> list[int]:
+    """Live processes carrying CORRAL_JOB=<token>."""
+    needle = f"CORRAL_JOB={token}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0") and alive(int(name)):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+def record(home: Path, token: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((home / "ledger" / f"{token}.json").read_text())
+    return data

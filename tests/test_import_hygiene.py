@@ -1,0 +1,75 @@
+"""Start-up budgets: the supervisor is stdlib-only and loads nothing heavy; the layers of
+the package import inward only."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import SUPERVISOR
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "corral"
+HEAVY = ("psutil", "textual", "rich", "click", "starlette", "mcp", "asyncio", "uvicorn",
+         "tree_sitter", "json", "typing", "enum", "re")  # fmt: skip
+
+
+def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
+    code = (
+        "import sys, runpy; sys.argv = ['s', '--job', 'f'*32, '--', 'true'];\n"
+        "try:\n"
+        f"    runpy.run_path({str(SUPERVISOR)!r}, run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    loaded = {m.split(".")[0] for m in out}
+    assert not {m for m in loaded if m.startswith("corral")}
+    assert not loaded & {"psutil", "textual", "rich", "starlette", "mcp", "asyncio"}
+
+
+def test_supervisor_source_imports_nothing_from_corral() -> None:
+    tree = ast.parse(SUPERVISOR.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert all(not a.name.startswith("corral") for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert not (node.module or "").startswith("corral")
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "corral":
+            found |= {f"corral.{a.name}" for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return {m for m in found if m.startswith("corral")}
+
+
+LAYERS = {  # a module of each layer may import from these layers only
+    "core": {"core", "supervisor", "errors"},
+    "adapters": {"core", "adapters", "supervisor", "errors", "paths"},
+    "store": {"core", "store", "paths", "errors"},
+    "service": {"core", "adapters", "store", "service", "supervisor", "errors", "paths"},
+}
+
+
+def test_imports_point_inward() -> None:
+    for layer, allowed in LAYERS.items():
+        for path in (SRC / layer).rglob("*.py"):
+            for module in _imports(path):
+                parts = module.split(".")
+                target = parts[1] if len(parts) > 1 else ""
+                assert target in allowed, f"{path.relative_to(SRC)} imports {module}"
+
+
+def test_package_init_files_stay_empty() -> None:
+    for init in SRC.rglob("__init__.py"):
+        assert init.read_text().strip() == "", init
