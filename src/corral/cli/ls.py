@@ -41,16 +41,19 @@ def short_path(path: str) -> str:
 
 
 def render(jobs: list[JobView]) -> None:
+    import sys
+
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets its width.
+    console = Console(width=None if sys.stdout.isatty() else 200)
     if not jobs:
         console.print("no jobs. Start one with: corral run -d -- <command>")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for name in ("ID", "STATE", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND"):
-        table.add_column(name, no_wrap=name != "COMMAND", overflow="fold")
+        table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
     for job in jobs:
         state = job.state if job.exit_code is None else f"{job.state} ({job.exit_code})"
         table.add_row(
