@@ -1,0 +1,186 @@
+"""The decision for one shell line: run it as written, wrap it in the supervisor, or refuse.
+
+    decide("cd web && npm run dev > dev.log 2>&1 &", background=False, cwd=..., home=...)
+
+The whole line goes to the supervisor unchanged, never split. A line corral cannot read with
+certainty runs as written and is neither recorded nor refused. Pure, except that a job token
+is drawn from os.urandom when none is given.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from corral.core.shell import messages
+from corral.core.shell.jobs import Found, Job, JobSpec, find_jobs
+from corral.core.shell.messages import LiveJob, PortHolder
+from corral.core.shell.plain import may_start_runner, plain_reason
+
+__all__ = [
+    "Action",
+    "Decision",
+    "JobSpec",
+    "LiveJob",
+    "Mode",
+    "PortHolder",
+    "decide",
+    "explain_json",
+    "quote_for_wrapper",
+]
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+class Action(StrEnum):
+    WRAP = "wrap"
+    UNTOUCHED = "untouched"
+    REFUSE = "refuse"
+
+
+class Mode(StrEnum):
+    TASK = "task"  # stopped when the launching shell goes away
+    DETACHED = "detached"  # a trailing `&`: keeps running after the shell goes away
+
+
+@dataclass(frozen=True)
+class Decision:
+    readable: bool
+    reason: str | None  # why the line is not readable
+    action: str  # an Action
+    mode: str | None  # a Mode when wrapped
+    rewritten: str | None  # the command the agent's shell runs instead, when wrapped
+    refusal: str | None
+    jobs: tuple[JobSpec, ...]
+    job_token: str | None = None  # the supervisor's --job token, when wrapped
+
+
+def quote_for_wrapper(line: str) -> str:
+    """One shell word that bash, zsh and sh read back as exactly `line`."""
+    return "'" + line.replace("'", "'\\''") + "'"
+
+
+def explain_json(decision: Decision) -> dict[str, Any]:
+    """The `data` of `corral explain --json`: exactly these keys (a contract)."""
+    return {
+        "readable": decision.readable,
+        "reason": decision.reason,
+        "action": str(decision.action),
+        "mode": None if decision.mode is None else str(decision.mode),
+        "rewritten": decision.rewritten,
+        "refusal": decision.refusal,
+        "jobs": [
+            {"display": j.display, "identity": j.identity, "cwd": j.cwd, "port": j.port}
+            for j in decision.jobs
+        ],
+    }
+
+
+def _untouched(readable: bool, reason: str | None, jobs: tuple[JobSpec, ...] = ()) -> Decision:
+    return Decision(readable, reason, Action.UNTOUCHED, None, None, None, jobs)
+
+
+def decide(
+    line: str,
+    *,
+    background: bool,
+    cwd: str,
+    home: str,
+    live: Sequence[LiveJob] = (),
+    held_ports: Mapping[int, PortHolder] = _EMPTY,
+    wrapper: Sequence[str] = ("corral-run",),
+    extra_runners: Sequence[str] = (),
+    package_scripts: Mapping[str, str] = _EMPTY,
+    token: str | None = None,
+) -> Decision:
+    """What to do with one Bash line (`background`: the call's run_in_background)."""
+    if not background and "&" not in line and not may_start_runner(line, extra_runners):
+        reason = plain_reason(line)
+        return _untouched(reason is None, reason)
+    found = find_jobs(line, cwd, home, extra_runners, package_scripts)
+    if not isinstance(found, Found):
+        return _untouched(False, found.reason)
+    if background:
+        mode: Mode | None = Mode.TASK
+        inner = line
+    elif found.trailing_amp is not None:
+        mode = Mode.DETACHED
+        inner = line.encode("utf-8")[: found.trailing_amp].decode("utf-8")
+    elif found.background_amps:
+        mode = None  # `a & b`: runs as written, its jobs are still checked
+    elif found.runners:
+        mode = Mode.TASK
+        inner = line
+    else:
+        return _untouched(True, None)
+    jobs = found.runners
+    if mode is not None and not jobs:
+        jobs = (found.line_job(inner),)
+    specs = tuple(job.spec for job in jobs)
+    refusal = _refusal(jobs, live, held_ports)
+    if refusal is not None:
+        return Decision(True, None, Action.REFUSE, None, None, refusal, specs)
+    if mode is None:
+        return _untouched(True, None, specs)
+    token = token or os.urandom(16).hex()
+    rewritten = _rewrite(wrapper, mode, token, specs, inner)
+    return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
+
+
+def _rewrite(
+    wrapper: Sequence[str], mode: Mode, token: str, specs: Sequence[JobSpec], inner: str
+) -> str:
+    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in wrapper]
+    words += [f"--{mode.value}", "--job", token]
+    if specs:
+        words += ["--identity", specs[0].identity]
+    port = next((s.port for s in specs if s.port is not None), None)
+    if port is not None:
+        words += ["--port", str(port)]
+    words += ["--", quote_for_wrapper(inner)]
+    return " ".join(words) + (" &" if mode is Mode.DETACHED else "")
+
+
+def _refusal(
+    jobs: Sequence[Job], live: Sequence[LiveJob], held: Mapping[int, PortHolder]
+) -> str | None:
+    listed = jobs
+    for index, job in enumerate(listed):
+        for earlier in listed[:index]:
+            if not earlier.runs_with(job):
+                continue
+            same = earlier.spec.identity == job.spec.identity
+            if job.runner and same and _same_dir(earlier.spec.cwd, job.spec.cwd):
+                return messages.twice(job.spec.display, job.spec.cwd)
+            if job.spec.port is not None and earlier.spec.port == job.spec.port:
+                return messages.port_twice(job.spec.port, earlier.spec.display, job.spec.display)
+    for job in listed:
+        spec = job.spec
+        for running in live:
+            if (
+                job.runner
+                and running.identity == spec.identity
+                and _same_dir(running.cwd, spec.cwd)
+            ):
+                return messages.duplicate(spec.display, running)
+        if spec.port is None:
+            continue
+        for running in live:
+            if spec.port in running.ports:
+                return messages.port_held_by_job(spec.display, spec.port, running)
+        holder = held.get(spec.port)
+        if holder is not None:
+            if holder.job_id is None:
+                return messages.port_held_by_other(spec.display, spec.port, holder)
+            return messages.port_held_by_corral(spec.display, spec.port, holder)
+    return None
+
+
+def _same_dir(a: str, b: str) -> bool:
+    return os.path.normpath(a) == os.path.normpath(b)
