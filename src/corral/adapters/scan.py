@@ -1,17 +1,275 @@
-"""A psutil snapshot of jobs' processes: count, listening ports, CPU and memory.
+"""One snapshot of the machine's processes that every surface reads: the process table with
+identities and session markers, listening ports (TCP and UDP, IPv4 and IPv6), CPU and memory.
 
-Listing is lenient: a process that vanishes or denies access mid-scan is skipped.
+Listing is lenient: a process that vanishes or denies access mid-scan is skipped. Linux reads
+/proc directly (one `stat` read per process); elsewhere psutil answers. Raw environments never
+leave this module: only the marker values corral attributes by are kept.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psutil
 
+from corral import supervisor
+
+_LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
+MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
+_MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
+
+
+@dataclass(frozen=True)
+class Proc:
+    """One process as the snapshot saw it. `start` orders processes by start time."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    uid: int
+    name: str
+    started_at: str  # the identity string, as adapters.identity produces it
+    start: float  # seconds since boot (Linux) or the epoch (elsewhere): for ordering only
+    created: float  # epoch seconds, for the age
+    cpu_time: float
+    rss: int
+    markers: Mapping[str, str]  # only MARKERS; None of the rest of the environment
+    environ_readable: bool
+
+
+@dataclass(frozen=True)
+class Listener:
+    port: int
+    proto: str  # "tcp" or "udp"
+    family: str  # "ipv4" or "ipv6"
+    address: str
+    pid: int | None  # None: the socket's owner is not visible to us
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    taken_at: float
+    procs: dict[int, Proc]
+    listeners: tuple[Listener, ...]
+    cpu_percent: dict[int, float] = field(default_factory=dict)
+
+    def children(self) -> dict[int, list[int]]:
+        kids: dict[int, list[int]] = {}
+        for proc in self.procs.values():
+            kids.setdefault(proc.ppid, []).append(proc.pid)
+        return kids
+
+    def descendants(self, root: int, kids: Mapping[int, list[int]] | None = None) -> list[int]:
+        tree = kids if kids is not None else self.children()
+        found: list[int] = []
+        stack = list(tree.get(root, ()))
+        while stack:
+            pid = stack.pop()
+            if pid in found:
+                continue
+            found.append(pid)
+            stack.extend(tree.get(pid, ()))
+        return found
+
+    def ports_of(self, pids: Iterable[int]) -> list[int]:
+        wanted = set(pids)
+        return sorted({lst.port for lst in self.listeners if lst.pid in wanted})
+
+    def alive(self, pid: int, started_at: str) -> bool:
+        proc = self.procs.get(pid)
+        return proc is not None and proc.started_at == started_at
+
+
+# -- the process table ------------------------------------------------------------------------
+
+_BOOT: tuple[str, float, int] | None = None
+
+
+def _boot() -> tuple[str, float, int]:
+    """(boot id, boot time in epoch seconds, clock ticks per second)."""
+    global _BOOT
+    if _BOOT is None:
+        _BOOT = (supervisor.boot_id(), psutil.boot_time(), os.sysconf("SC_CLK_TCK"))
+    return _BOOT
+
+
+def _markers(raw: bytes) -> dict[str, str]:
+    if b"CORRAL_" not in raw and b"CLAUDE_" not in raw:
+        return {}
+    found: dict[str, str] = {}
+    for entry in raw.split(b"\0"):
+        if entry.startswith(_MARKER_PREFIXES):
+            name, _, value = entry.decode("utf-8", "replace").partition("=")
+            found[name] = value
+    return found
+
+
+def _linux_table() -> dict[int, Proc]:
+    boot_id, boot_time, hz = _boot()
+    page = os.sysconf("SC_PAGE_SIZE")
+    procs: dict[int, Proc] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+            uid = os.stat(f"/proc/{entry}").st_uid
+        except OSError:
+            continue
+        close = stat.rindex(b")")
+        fields = stat[close + 2 :].split()
+        if fields[0] == b"Z":
+            continue  # a zombie holds no resources and cannot be stopped
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                markers, readable = _markers(f.read()), True
+        except OSError:
+            markers, readable = {}, False
+        ticks = int(fields[19])
+        procs[int(entry)] = Proc(
+            pid=int(entry),
+            ppid=int(fields[1]),
+            pgid=int(fields[2]),
+            sid=int(fields[3]),
+            uid=uid,
+            name=stat[stat.index(b"(") + 1 : close].decode("utf-8", "replace"),
+            started_at=f"{boot_id}:{ticks}",
+            start=ticks / hz,
+            created=boot_time + ticks / hz,
+            cpu_time=(int(fields[11]) + int(fields[12])) / hz,
+            rss=int(fields[21]) * page,
+            markers=markers,
+            environ_readable=readable,
+        )
+    return procs
+
+
+def _psutil_table() -> dict[int, Proc]:
+    procs: dict[int, Proc] = {}
+    attrs = ["pid", "ppid", "uids", "name", "create_time", "cpu_times", "memory_info"]
+    for p in psutil.process_iter(attrs):
+        info = p.info
+        if info["create_time"] is None or info["cpu_times"] is None:
+            continue
+        try:
+            env, readable = p.environ(), True
+            markers = {k: env[k] for k in MARKERS if k in env}
+        except _GONE:
+            markers, readable = {}, False
+        try:
+            pgid, sid = os.getpgid(p.pid), os.getsid(p.pid)
+        except OSError:
+            continue
+        procs[p.pid] = Proc(
+            pid=p.pid,
+            ppid=info["ppid"] or 0,
+            pgid=pgid,
+            sid=sid,
+            uid=info["uids"].real if info["uids"] else -1,
+            name=info["name"] or "",
+            started_at=f"{info['create_time']:.6f}",
+            start=info["create_time"],
+            created=info["create_time"],
+            cpu_time=info["cpu_times"].user + info["cpu_times"].system,
+            rss=info["memory_info"].rss if info["memory_info"] else 0,
+            markers=markers,
+            environ_readable=readable,
+        )
+    return procs
+
+
+_table = _linux_table if _LINUX else _psutil_table
+
+
+def _cpu_time(pid: int) -> float | None:
+    if not _LINUX:
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except _GONE:
+            return None
+        return float(t.user + t.system)
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _boot()[2]
+
+
+def listeners() -> tuple[Listener, ...]:
+    """Every listening socket we can see: TCP in LISTEN, UDP bound without a peer."""
+    try:
+        conns = psutil.net_connections(kind="inet")
+    except psutil.AccessDenied:
+        return ()
+    found: set[Listener] = set()
+    for c in conns:
+        if not c.laddr:
+            continue
+        tcp = c.type == 1  # socket.SOCK_STREAM
+        if tcp and c.status != psutil.CONN_LISTEN:
+            continue
+        if not tcp and c.raddr:
+            continue
+        family = "ipv6" if c.family == 10 or ":" in c.laddr.ip else "ipv4"
+        found.add(Listener(c.laddr.port, "tcp" if tcp else "udp", family, c.laddr.ip, c.pid))
+    return tuple(sorted(found, key=lambda x: (x.port, x.proto, x.family, x.address)))
+
+
+def take(*, previous: Snapshot | None = None) -> Snapshot:
+    """One snapshot of the machine; CPU % comes from `previous` for identities it also saw."""
+    taken = time.monotonic()
+    procs = _table()
+    ports = listeners()
+    cpu: dict[int, float] = {}
+    if previous is not None:
+        elapsed = max(taken - previous.taken_at, 1e-6)
+        for pid, proc in procs.items():
+            before = previous.procs.get(pid)
+            if before is not None and before.started_at == proc.started_at:
+                cpu[pid] = round(max(0.0, proc.cpu_time - before.cpu_time) / elapsed * 100, 1)
+    return Snapshot(taken, procs, ports, cpu)
+
+
+def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
+    """`snap` with CPU % of `pids` measured from it over `interval` seconds (one wait in all)."""
+    wanted = [pid for pid in pids if pid in snap.procs]
+    if not wanted or interval <= 0:
+        return snap
+    remaining = interval - (time.monotonic() - snap.taken_at)
+    if remaining > 0:
+        time.sleep(remaining)
+    elapsed = max(time.monotonic() - snap.taken_at, 1e-6)
+    cpu = dict(snap.cpu_percent)
+    for pid in wanted:
+        now = _cpu_time(pid)
+        if now is not None:
+            cpu[pid] = round(max(0.0, now - snap.procs[pid].cpu_time) / elapsed * 100, 1)
+    return Snapshot(snap.taken_at, snap.procs, snap.listeners, cpu)
+
+
+def cwd(pid: int) -> str | None:
+    """A process's working folder, or None when it is gone or not ours to read."""
+    if _LINUX:
+        try:
+            return os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            return None
+    try:
+        return str(psutil.Process(pid).cwd())
+    except _GONE:
+        return None
+
+
+# -- per job ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -26,74 +284,47 @@ class Usage:
 EMPTY = Usage(0, (), 0.0, 0, ())
 
 
-def _job_processes(root: int, extra: Iterable[int]) -> list[psutil.Process]:
-    """The supervisor's descendants (the subreaper keeps escaped ones among them) and `extra`."""
-    procs: dict[int, psutil.Process] = {}
-    try:
-        for child in psutil.Process(root).children(recursive=True):
-            procs[child.pid] = child
-    except _GONE:
-        pass
+def job_pids(
+    snap: Snapshot,
+    root: int,
+    extra: Iterable[int] = (),
+    kids: Mapping[int, list[int]] | None = None,
+) -> list[int]:
+    """A job's processes: the supervisor's descendants (the subreaper keeps escaped ones among
+    them), anything carrying its CORRAL_JOB marker, and `extra`; never the supervisor."""
+    pids = dict.fromkeys(snap.descendants(root, kids))
     for pid in extra:
-        if pid not in procs and pid != root:
-            try:
-                procs[pid] = psutil.Process(pid)
-            except _GONE:
-                continue
-    return list(procs.values())
+        if pid in snap.procs:
+            pids[pid] = None
+    pids.pop(root, None)
+    return list(pids)
 
 
-def _listening_ports(proc: psutil.Process) -> set[int]:
-    ports: set[int] = set()
-    try:
-        conns = proc.net_connections(kind="inet")
-    except _GONE:
-        return ports
-    for conn in conns:
-        if not conn.laddr:
-            continue
-        if conn.status == psutil.CONN_LISTEN or (
-            conn.status == psutil.CONN_NONE and not conn.raddr
-        ):
-            ports.add(conn.laddr.port)
-    return ports
+def job_usage(snap: Snapshot, pids: Iterable[int]) -> Usage:
+    alive = [p for p in pids if p in snap.procs]
+    return Usage(
+        len(alive),
+        tuple(snap.ports_of(alive)),
+        round(sum(snap.cpu_percent.get(p, 0.0) for p in alive), 1),
+        sum(snap.procs[p].rss for p in alive),
+        tuple(alive),
+    )
 
 
 def usage(jobs: Mapping[str, tuple[int, Iterable[int]]], interval: float = 0.1) -> dict[str, Usage]:
     """Usage per job id, given (supervisor pid, extra pids) for each.
 
     CPU % is measured over `interval` seconds, shared by all jobs (one wait in all)."""
-    procs = {job: _job_processes(root, extra) for job, (root, extra) in jobs.items()}
-    first: dict[int, float] = {}
-    for plist in procs.values():
-        for proc in plist:
-            try:
-                times = proc.cpu_times()
-                first[proc.pid] = times.user + times.system
-            except _GONE:
-                continue
-    start = time.monotonic()
-    result: dict[str, Usage] = {}
-    ports_by_job = {
-        job: sorted({p for proc in plist for p in _listening_ports(proc)})
-        for job, plist in procs.items()
+    snap = take()
+    kids = snap.children()
+    by_marker: dict[str, list[int]] = {}
+    for proc in snap.procs.values():
+        token = proc.markers.get("CORRAL_JOB")
+        if token is not None and token in jobs:
+            by_marker.setdefault(token, []).append(proc.pid)
+    members = {
+        job: job_pids(snap, root, [*extra, *by_marker.get(job, ())], kids)
+        for job, (root, extra) in jobs.items()
     }
-    remaining = interval - (time.monotonic() - start)
-    if first and remaining > 0:
-        time.sleep(remaining)
-    elapsed = max(time.monotonic() - start, 1e-6)
-    for job, plist in procs.items():
-        cpu = 0.0
-        rss = 0
-        alive: list[int] = []
-        for proc in plist:
-            try:
-                times = proc.cpu_times()
-                rss += proc.memory_info().rss
-            except _GONE:
-                continue
-            alive.append(proc.pid)
-            if proc.pid in first:
-                cpu += (times.user + times.system - first[proc.pid]) / elapsed * 100
-        result[job] = Usage(len(alive), tuple(ports_by_job[job]), round(cpu, 1), rss, tuple(alive))
-    return result
+    snap = with_cpu(snap, [pid for pids in members.values() for pid in pids], interval)
+    return {job: job_usage(snap, pids) for job, pids in members.items()}
