@@ -124,10 +124,26 @@ def read(line: str) -> Script | Unreadable:
     root = tree.root_node
     if root.has_error:
         return Unreadable("the shell would reject it (syntax error)")
+    if b"\\" in source and not _backslashes_quoted(root, source):
+        return Unreadable("it uses a backslash escape")
     try:
         return Script(_statements(root, source), len(source))
     except _Refuse as refusal:
         return Unreadable(str(refusal))
+
+
+def _backslashes_quoted(root: Node, source: bytes) -> bool:
+    """Whether every backslash is inside single quotes (the only place it means itself)."""
+    spans: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "raw_string":
+            spans.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    offsets = [at for at, byte in enumerate(source) if byte == 0x5C]
+    return all(any(a < at < b for a, b in spans) for at in offsets)
 
 
 def _text(node: Node, source: bytes) -> str:

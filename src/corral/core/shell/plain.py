@@ -22,7 +22,7 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_QUOTE_GLUED = re.compile(r"""['"][A-Za-z0-9_\-./:,@%+~^*?=]|[A-Za-z0-9_\-./:,@%+~^*?]['"]""")
+_PIECES = re.compile(r"""'[^']*'|"[^"]*"|[^'"]+""")
 _KEYWORDS = frozenset(
     (
         "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case",
@@ -78,9 +78,14 @@ def plain_reason(line: str) -> str | None:
 
 
 def _glued(word: str) -> bool:
-    """Quotes glued to other text, except a quoted value right after `=`."""
-    stripped = re.sub(r"""=(?:'[^']*'|"[^"]*")$""", "=", word)
-    return bool(_QUOTE_GLUED.search(stripped)) or stripped.count("'") + stripped.count('"') > 2
+    """Quotes glued to other text, except one quoted value right after `=`."""
+    pieces = _PIECES.findall(word)
+    if len(pieces) < 2:
+        return False
+    bare, quoted = pieces[0], pieces[1]
+    return not (
+        len(pieces) == 2 and bare[:1] not in "'\"" and bare.endswith("=") and quoted[:1] in "'\""
+    )
 
 
 def _plain_command(words: list[str]) -> bool:
