@@ -291,11 +291,16 @@ def _finish_record(record: JobRecord, state: JobState) -> None:
 
 
 def stop_records(
-    records: Sequence[JobRecord], *, surface: str = "cli", timeout: float = STOP_TIMEOUT
+    records: Sequence[JobRecord],
+    *,
+    surface: str = "cli",
+    timeout: float = STOP_TIMEOUT,
+    audit: bool = True,
 ) -> tuple[list[StopOutcome], list[str]]:
     """Stop jobs: ask each verified supervisor first, then wait for all of them at once.
 
-    Returns the outcome per job and errors (an audit that could not be written)."""
+    Returns the outcome per job and errors (an audit that could not be written). A caller
+    that audits the stop as part of a larger one passes audit=False."""
     from corral.adapters import procs
 
     outcomes: dict[str, StopOutcome] = {}
@@ -391,7 +396,7 @@ def stop_records(
                     note="the job did not stop in time; it is still listed as running",
                 )
     ordered = [outcomes[r.id] for r in records]
-    errors = _audit(ordered, surface)
+    errors = _audit(ordered, surface) if audit else []
     return ordered, errors
 
 

@@ -1,0 +1,432 @@
+"""The service API for a session's processes: list, orphans, terminate, end a session.
+
+Every surface calls these. Rows come from one fresh snapshot, attributed to sessions
+(supervised / env / lineage) and rechecked against stored observations. A stop acts on
+verified identities only and writes one audit event, whatever the surface.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corral import supervisor
+from corral.adapters import attribution, ledger, procs, scan
+from corral.adapters.attribution import Attributed, Attribution
+from corral.adapters.identity import ProcessIdentity, cmdline, started_at
+from corral.adapters.ledger import JobRecord
+from corral.core.outcomes import StopResult
+from corral.service import jobs
+from corral.store import db, observations
+
+log = logging.getLogger("corral.sessions")
+
+ROLE_SUPERVISOR = "supervisor"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One snapshot with its attribution: what every listing and stop starts from."""
+
+    snapshot: scan.Snapshot
+    attributed: Attributed
+    records: list[JobRecord]
+    warnings: list[str] = field(default_factory=list)
+
+
+def observe(previous: scan.Snapshot | None = None, *, remember: bool = True) -> Observed:
+    """Take a snapshot, attribute it, recheck stored observations and store the new ones."""
+    read = ledger.read_all()
+    warnings = list(read.warnings)
+    try:
+        stored, agents = observations.load()
+    except (sqlite3.Error, OSError) as exc:
+        stored, agents = [], {}
+        warnings.append(f"stored observations unreadable: {exc}")
+    snap = scan.take(previous=previous)
+    remembered = {
+        (o.pid, o.started_at): Attribution(o.pid, o.started_at, o.how, o.session, o.job, o.role)
+        for o in stored
+    }
+    attributed = attribution.attribute(snap, read.records, remembered, agents)
+    if remember:
+        seen = [
+            observations.Observation(r.pid, r.started_at, r.how, r.session, r.job, r.role)
+            for r in attributed.rows.values()
+        ]
+        alive = {(p.pid, p.started_at) for p in snap.procs.values()}
+        try:
+            observations.save(seen, attributed.live_agents, alive)
+        except (sqlite3.Error, OSError) as exc:
+            warnings.append(f"observations not stored: {exc}")
+    return Observed(snap, attributed, read.records, warnings)
+
+
+# -- listing ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProcessView:
+    """A process as every surface shows it. Never holds an environment."""
+
+    pid: int
+    started_at: str
+    attribution: str  # supervised / env / lineage
+    session: str | None
+    job: str | None
+    role: str
+    agent: str  # the session's agent process: alive / gone / unknown
+    orphaned: bool
+    own: bool  # ours to stop; other users' processes are listed read-only
+    name: str
+    command: str
+    cwd: str | None
+    ports: list[int]
+    processes: int
+    cpu_percent: float
+    rss_bytes: int
+    age_seconds: float
+    recalled: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class ProcessListing:
+    processes: list[ProcessView]
+    other_listeners: list[dict[str, Any]]
+    warnings: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "processes": [p.to_json() for p in self.processes],
+            "other_listeners": self.other_listeners,
+        }
+
+
+def project_root(folder: Path | None = None) -> Path:
+    """The project a folder belongs to: the nearest enclosing git work tree, else itself."""
+    start = (folder or Path.cwd()).resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def _inside(path: str | None, root: Path) -> bool:
+    if path is None:
+        return False
+    p = Path(path)
+    return p == root or root in p.parents
+
+
+def _command(pid: int) -> str:
+    argv = cmdline(pid)
+    return supervisor.display_command(shlex.join(argv)) if argv else ""
+
+
+def _view(obs: Observed, row: Attribution, kids: dict[int, list[int]]) -> ProcessView:
+    proc = obs.snapshot.procs[row.pid]
+    members = [row.pid]
+    if row.role == ROLE_SUPERVISOR:  # a job's row sums its processes, as `corral ls` does
+        members = scan.job_pids(obs.snapshot, row.pid, (), kids) or []
+    usage = scan.job_usage(obs.snapshot, members)
+    session_agent = obs.attributed.agents.get(row.session or "", attribution.AGENT_UNKNOWN)
+    return ProcessView(
+        pid=row.pid,
+        started_at=row.started_at,
+        attribution=row.how,
+        session=row.session,
+        job=row.job,
+        role=row.role,
+        agent=session_agent if row.session else attribution.AGENT_UNKNOWN,
+        orphaned=obs.attributed.orphaned(row),
+        own=proc.uid == os.getuid(),
+        name=proc.name,
+        command=_command(row.pid),
+        cwd=scan.cwd(row.pid),
+        ports=list(usage.ports),
+        processes=usage.processes,
+        cpu_percent=usage.cpu_percent,
+        rss_bytes=usage.rss_bytes,
+        age_seconds=round(max(0.0, time.time() - proc.created), 1),
+        recalled=row.recalled,
+    )
+
+
+def _caller_chain(snap: scan.Snapshot) -> set[int]:
+    """This process and its ancestors: never listed as a session's jobs, never stopped."""
+    chain: set[int] = set()
+    pid = os.getpid()
+    while pid > 1 and pid not in chain:
+        chain.add(pid)
+        proc = snap.procs.get(pid)
+        if proc is None:
+            break
+        pid = proc.ppid
+    return chain
+
+
+def list_processes(
+    session: str | None = None,
+    *,
+    orphaned: bool = False,
+    project: Path | None = None,
+    observed: Observed | None = None,
+) -> ProcessListing:
+    """Attributed processes: of one `session`, or the `orphaned` ones (a session whose agent is
+    gone, or none known), or all; only those working inside `project` when it is given."""
+    obs = observed or observe()
+    chain = _caller_chain(obs.snapshot)
+    kids = obs.snapshot.children()
+    views = []
+    for row in sorted(obs.attributed.rows.values(), key=lambda r: (r.session or "", r.pid)):
+        if row.pid in chain or row.pid not in obs.snapshot.procs:
+            continue
+        if session is not None and row.session != session:
+            continue
+        if orphaned and not obs.attributed.orphaned(row):
+            continue
+        view = _view(obs, row, kids)
+        if project is not None and not _inside(view.cwd, project):
+            continue
+        views.append(view)
+    listed = set(obs.attributed.rows)
+    others = [
+        {
+            "port": lst.port,
+            "proto": lst.proto,
+            "family": lst.family,
+            "address": lst.address,
+            "pid": lst.pid,
+            "name": obs.snapshot.procs[lst.pid].name if lst.pid in obs.snapshot.procs else None,
+        }
+        for lst in obs.snapshot.listeners
+        if lst.pid not in listed
+    ]
+    return ProcessListing(views, others, obs.warnings)
+
+
+# -- stopping ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    pid: int
+    started_at: str
+    result: StopResult
+    attribution: str | None = None
+    session: str | None = None
+    job: str | None = None
+    role: str = "process"
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "started_at": self.started_at,
+            "attribution": self.attribution,
+            "session": self.session,
+            "job": self.job,
+            "role": self.role,
+            "result": self.result.value,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Termination:
+    session: str | None
+    targets: list[TargetResult]
+    errors: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.result.ok for t in self.targets) and not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "ok": self.ok,
+            "targets": [t.to_json() for t in self.targets],
+        }
+
+
+def _unreached(ident: ProcessIdentity, detail: str | None = None) -> TargetResult:
+    """A target that is not (or no longer) an attributed process we may stop."""
+    now = started_at(ident.pid)
+    if now is None:
+        return TargetResult(ident.pid, ident.started_at, StopResult.ALREADY_EXITED)
+    if now != ident.started_at:
+        return TargetResult(
+            ident.pid,
+            ident.started_at,
+            StopResult.IDENTITY_MISMATCH,
+            detail="pid now belongs to another process; not signalled",
+        )
+    return TargetResult(
+        ident.pid,
+        ident.started_at,
+        StopResult.UNPROVEN,
+        detail=detail or "not attributed to any agent session; not signalled",
+    )
+
+
+def _still_attributed(row: Attribution, proc: scan.Proc) -> bool | None:
+    """Recheck an env row's marker on the live process (None: unreadable)."""
+    if row.how != attribution.ENV:
+        return True  # lineage and recalled rows: the identity check is the proof
+    ident = ProcessIdentity(row.pid, row.started_at)
+    for name in ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID"):
+        value = proc.markers.get(name)
+        if value:
+            return procs.verify_marker(ident, name, value)
+    return False
+
+
+def terminate(
+    session: str | None,
+    targets: Sequence[ProcessIdentity] | None = None,
+    *,
+    surface: str = "cli",
+    grace: float = supervisor.DEFAULT_GRACE,
+) -> Termination:
+    """Stop a session's processes (`targets` None: all of them) or the named `targets`
+    (`session` None: of any session). Supervised jobs are stopped through their supervisors;
+    other processes get SIGTERM, then SIGKILL after `grace`, each only after its identity and
+    attribution are verified. Processes that start after the check are not included.
+    One audit event records every target; an audit failure comes back in `errors`."""
+    obs = observe()
+    chain = _caller_chain(obs.snapshot)
+    rows = obs.attributed.rows
+    chosen: list[tuple[ProcessIdentity, Attribution | None, str | None]] = []
+    if targets is None:
+        for each in rows.values():
+            if each.session == session and each.pid not in chain:
+                chosen.append((ProcessIdentity(each.pid, each.started_at), each, None))
+    else:
+        for ident in dict.fromkeys(targets):
+            found = rows.get(ident.pid)
+            why = None
+            if found is None or found.started_at != ident.started_at:
+                found = None
+            elif ident.pid in chain:
+                why = "the process asking for the stop (or its parent); not signalled"
+            elif session is not None and found.session != session:
+                why = f"belongs to session {found.session!r}, not {session!r}; not signalled"
+            chosen.append((ident, found, why))
+
+    results: list[TargetResult] = []
+    job_ids: dict[str, JobRecord] = {}
+    by_id = {r.id: r for r in obs.records}
+    handles: list[tuple[procs.Handle, Attribution]] = []
+    for ident, maybe, why in chosen:
+        if maybe is None or why is not None:
+            results.append(_unreached(ident, why))
+            continue
+        row = maybe
+        proc = obs.snapshot.procs[row.pid]
+        if proc.uid != os.getuid():
+            results.append(_as(row, StopResult.UNPROVEN, "another user's process; not signalled"))
+            continue
+        record = by_id.get(row.job or "") if row.how == attribution.SUPERVISED else None
+        if record is not None and (targets is None or row.role == ROLE_SUPERVISOR):
+            job_ids[record.id] = record  # its supervisor stops the whole job
+            continue
+        handle = procs.open_verified(ident)
+        if handle is None:
+            results.append(_as(row, _unreached(ident).result))
+            continue
+        proven = _still_attributed(row, proc)
+        if not proven:
+            handle.close()
+            result = StopResult.UNPROVEN if proven is None else StopResult.IDENTITY_MISMATCH
+            results.append(_as(row, result, "its session marker could not be verified"))
+            continue
+        handles.append((handle, row))
+
+    job_outcomes: list[jobs.StopOutcome] = []
+
+    def stop_jobs() -> None:
+        job_outcomes.extend(
+            jobs.stop_records(list(job_ids.values()), surface=surface, audit=False)[0]
+        )
+
+    worker = threading.Thread(target=stop_jobs, name="corral-stop-jobs")
+    worker.start()
+    try:
+        signalled = jobs.signal_handles([h for h, _ in handles], grace)
+    finally:
+        worker.join()
+    for outcome, (_, row) in zip(signalled, handles, strict=True):
+        results.append(_as(row, outcome.result, outcome.detail))
+    for job in job_outcomes:
+        record = job_ids[job.job]
+        for t in job.targets:
+            results.append(
+                TargetResult(
+                    t.pid,
+                    t.started_at or "",
+                    t.result,
+                    attribution.SUPERVISED,
+                    record.session,
+                    job.job,
+                    t.role,
+                    t.detail,
+                )
+            )
+    errors = _audit(session, results, surface)
+    return Termination(session, results, errors)
+
+
+def _as(row: Attribution, result: StopResult, detail: str | None = None) -> TargetResult:
+    return TargetResult(
+        row.pid, row.started_at, result, row.how, row.session, row.job, row.role, detail
+    )
+
+
+def _audit(session: str | None, results: list[TargetResult], surface: str) -> list[str]:
+    try:
+        db.audit(db.STOP_EVENT, [t.to_json() for t in results], surface=surface, session=session)
+    except (sqlite3.Error, OSError) as exc:
+        log.warning("stop not audited: %s", exc)
+        return [f"the stop was done but could not be audited: {exc}"]
+    return []
+
+
+POLICIES = ("keep", "terminate")
+
+
+def end_session(session: str, policy: str = "keep", *, surface: str = "cli") -> Termination:
+    """End an agent session: `keep` leaves its processes running (they show up as orphans once
+    its agent is gone); `terminate` stops them all."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, not {policy!r}")
+    if policy == "keep":
+        return Termination(session, [], [])
+    return terminate(session, None, surface=surface)
+
+
+def audit_events(limit: int = 100) -> list[dict[str, Any]]:
+    """The latest audit events, oldest first."""
+    return [
+        {
+            "id": e.id,
+            "at": e.at,
+            "event": e.event,
+            "surface": e.surface,
+            "actor": e.actor,
+            "session": e.session,
+            "targets": e.targets,
+        }
+        for e in db.audit_events(limit)
+    ]
