@@ -9,24 +9,24 @@ import pytest
 
 from corral.core.shell.launch import classify
 from corral.core.shell.plain import may_start_runner
-from corral.core.shell.runners import SCRIPT_NAMES, TOOLS, is_script_name, match_tool
+from corral.core.shell.runners import SCRIPT_NAMES, TOOLS, Tool, is_script_name, match_tool
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])
-def test_every_tool_matches_its_own_words(tool) -> None:
+def test_every_tool_matches_its_own_words(tool: Tool) -> None:
     words = [alias.split("|")[0] for alias in tool.words] + list(tool.needs[:1])
     found = match_tool(words)
-    assert found is not None and found.name == tool.name or found in TOOLS[: TOOLS.index(tool)]
+    assert (found is not None and found.name == tool.name) or found in TOOLS[: TOOLS.index(tool)]
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])
-def test_every_tool_is_a_prefilter_trigger(tool) -> None:
+def test_every_tool_is_a_prefilter_trigger(tool: Tool) -> None:
     line = " ".join(alias.split("|")[0] for alias in tool.words)
     assert may_start_runner(line)
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])
-def test_table_values_are_sane(tool) -> None:
+def test_table_values_are_sane(tool: Tool) -> None:
     assert tool.words and all(tool.words)
     assert tool.port is None or 0 < tool.port < 65536
     assert all(flag.startswith("-") for flag in (*tool.port_flags, *tool.needs))
@@ -47,8 +47,19 @@ def test_script_names(name: str) -> None:
 
 
 def test_classify_is_total_on_odd_words() -> None:
-    for words in ([], [""], ["-"], ["npm"], ["npm", "--prefix"], ["env", "-C"], ["python", "-m"],
-                  ["npx", "--"], ["yarn", "workspace"], ["pnpm", "exec"], ["command", "-v"]):
+    for words in (
+        [],
+        [""],
+        ["-"],
+        ["npm"],
+        ["npm", "--prefix"],
+        ["env", "-C"],
+        ["python", "-m"],
+        ["npx", "--"],
+        ["yarn", "workspace"],
+        ["pnpm", "exec"],
+        ["command", "-v"],
+    ):
         classify(words)
 
 

@@ -9,7 +9,7 @@ import subprocess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.core.shell import decide, quote_for_wrapper
+from corral.core.shell import Decision, decide, quote_for_wrapper
 
 CWD = "/w/proj"
 HOME = "/home/u"
@@ -24,7 +24,7 @@ any_text = st.text(max_size=80)
 lines = st.one_of(shellish, any_text)
 
 
-def _decide(line: str, background: bool):
+def _decide(line: str, background: bool) -> Decision:
     return decide(line, background=background, cwd=CWD, home=HOME, token="0" * 32)
 
 
@@ -69,7 +69,7 @@ def _bash_echo(quoted: str) -> str:
     return out.stdout.decode("utf-8")
 
 
-no_nul = st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)))
+no_nul = st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]))
 
 
 @settings(max_examples=60, deadline=None)
@@ -84,8 +84,14 @@ def test_quote_examples_round_trip() -> None:
 
 
 def test_wrapped_rewrite_runs_the_line_through_real_bash() -> None:
-    d = decide("cd web && npm run dev > dev.log 2>&1 &", background=False, cwd=CWD, home=HOME,
-               wrapper=["printf", "%s|"], token="0" * 32)
+    d = decide(
+        "cd web && npm run dev > dev.log 2>&1 &",
+        background=False,
+        cwd=CWD,
+        home=HOME,
+        wrapper=["printf", "%s|"],
+        token="0" * 32,
+    )
     assert d.rewritten is not None
     out = subprocess.run(["bash", "-c", d.rewritten + " wait"], capture_output=True, check=True)
     assert out.stdout.decode().endswith("--|cd web && npm run dev > dev.log 2>&1 |")
