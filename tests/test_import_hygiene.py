@@ -58,6 +58,7 @@ LAYERS = {  # a module of each layer may import from these layers only
     "adapters": {"core", "adapters", "supervisor", "errors", "paths"},
     "store": {"core", "store", "paths", "errors"},
     "service": {"core", "adapters", "store", "service", "supervisor", "errors", "paths"},
+    "surfaces": {"core", "service", "surfaces", "errors", "paths"},
 }
 
 

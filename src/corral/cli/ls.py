@@ -13,6 +13,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", "-a", action="store_true", help="include finished jobs")
     parser.add_argument("--session", help="only jobs of this agent session")
     parser.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+    parser.add_argument(
+        "--orphaned", action="store_true", help="processes whose session's agent is gone"
+    )
+    parser.add_argument(
+        "--all-projects", action="store_true", help="with --orphaned: not only this project"
+    )
 
 
 def human_age(seconds: float) -> str:
@@ -74,6 +80,10 @@ def render(jobs: list[JobView]) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.orphaned or args.all_projects:
+        from corral.cli.session import list_orphans
+
+        return list_orphans(args)
     from corral.service.jobs import list_jobs
 
     listing = list_jobs(include_finished=args.all, session=args.session)

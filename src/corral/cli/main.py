@@ -15,6 +15,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ls": ("corral.cli.ls", "list jobs with ports, age, processes, CPU, memory"),
     "stop": ("corral.cli.stop", "stop jobs, checking every process's identity first"),
     "clean": ("corral.cli.clean", "forget finished jobs and records of dead supervisors"),
+    "session": ("corral.cli.session", "end an agent session, keeping or stopping its processes"),
+    "audit": ("corral.cli.audit", "list the audit log of stops"),
+    "daemon": ("corral.cli.daemon", "serve the HTTP API on a Unix socket (optional)"),
 }
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from corral import supervisor
 from corral.adapters import attribution, ledger, procs, scan
 from corral.adapters.attribution import Attributed, Attribution
-from corral.adapters.identity import ProcessIdentity, cmdline, started_at
+from corral.adapters.identity import ProcessIdentity, cmdline, identity_of, started_at
 from corral.adapters.ledger import JobRecord
 from corral.core.outcomes import StopResult
 from corral.service import jobs
@@ -30,6 +30,12 @@ from corral.store import db, observations
 log = logging.getLogger("corral.sessions")
 
 ROLE_SUPERVISOR = "supervisor"
+Target = ProcessIdentity  # what surfaces name a process by: (pid, started_at)
+
+
+def self_identity() -> ProcessIdentity | None:
+    """The calling process's own identity (a daemon reports it in its health answer)."""
+    return identity_of(os.getpid())
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,203 @@
+"""Running the HTTP API: one daemon per CORRAL_HOME (a lock file says which), on a Unix socket
+of mode 0600, optionally also on loopback TCP behind a bearer token from a 0600 file."""
+
+from __future__ import annotations
+
+import fcntl
+import http.client
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from corral import paths
+from corral.errors import CorralError, UsageError
+
+MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
+
+
+def socket_path() -> Path:
+    return paths.home() / "corral.sock"
+
+
+def token_path() -> Path:
+    return paths.home() / "daemon.token"
+
+
+def _lock_path() -> Path:
+    return paths.home() / "daemon.lock"
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: Path, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.path))
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def health(timeout: float = 2.0) -> dict[str, Any] | None:
+    """The running daemon's health answer, or None when none answers on the socket."""
+    conn = _UnixConnection(socket_path(), timeout)
+    try:
+        conn.request("GET", "/api/health")
+        answer = conn.getresponse()
+        body = answer.read()
+        if answer.status != 200:
+            return None
+        data: dict[str, Any] = json.loads(body)["data"]
+        return data
+    except (OSError, ValueError, KeyError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]")
+    if host not in ("127.0.0.1", "::1", "localhost") or not port.isdigit():
+        raise UsageError("--tcp takes a loopback address: 127.0.0.1:PORT or [::1]:PORT")
+    return host, int(port)
+
+
+def read_token(create: bool) -> str:
+    """The bearer token for TCP clients, from a 0600 file (created when asked)."""
+    path = token_path()
+    if create and not path.exists():
+        paths.ensure_private_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32) + "\n")
+    mode = path.stat().st_mode & 0o777
+    if mode != 0o600:
+        raise CorralError(f"{path} has mode {mode:o}; make it 0600 (chmod 600 {path})")
+    return path.read_text().strip()
+
+
+def _bind_unix(path: Path) -> socket.socket:
+    try:
+        path.unlink()  # we hold the lock: a socket file here is a dead daemon's
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
+
+
+def serve(tcp: str | None = None) -> int:
+    """Serve in the foreground until SIGTERM/SIGINT. Returns 0 if another daemon already runs."""
+    import asyncio
+
+    import uvicorn
+
+    from corral.surfaces.http import create_app
+
+    paths.ensure_private_dir(paths.home())
+    lock = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        sys.stderr.write("corral daemon: already running for this CORRAL_HOME\n")
+        return 0
+    sockets = [_bind_unix(socket_path())]
+    token = None
+    if tcp is not None:
+        host, port = parse_tcp(tcp)
+        token = read_token(create=True)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        tcp_sock = socket.socket(family, socket.SOCK_STREAM)
+        tcp_sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        tcp_sock.bind((host, port))
+        tcp_sock.listen(128)
+        sockets.append(tcp_sock)
+    app = create_app(token=token, socket_path=socket_path())
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = _quiet_server_class()(config)
+    try:
+        asyncio.run(server.serve(sockets=sockets))
+    finally:
+        for sock in sockets:
+            sock.close()
+        try:
+            socket_path().unlink()
+        except FileNotFoundError:
+            pass
+        os.close(lock)
+    return 0
+
+
+def ensure(tcp: str | None = None, timeout: float = 15.0) -> dict[str, Any]:
+    """Start the daemon unless one answers; idempotent. Returns its health answer."""
+    found = health()
+    if found is not None:
+        return found
+    paths.ensure_private_dir(paths.home())
+    argv = [sys.executable, "-m", "corral", "daemon"]
+    if tcp is not None:
+        argv += ["--tcp", tcp]
+    # The daemon belongs to no session: it must never be listed as one's process.
+    env = {k: v for k, v in os.environ.items() if k not in MARKERS}
+    log = os.open(paths.home() / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,
+            cwd="/",
+        )
+    finally:
+        os.close(log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = health()
+        if found is not None:
+            return found
+        time.sleep(0.05)
+    raise CorralError(f"the daemon did not answer within {timeout:g} s: see {log_name()}")
+
+
+def log_name() -> Path:
+    return paths.home() / "daemon.log"
+
+
+def _quiet_server_class() -> type:
+    import asyncio
+
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        """uvicorn wakes ten times a second to check for exit; once a second is plenty."""
+
+        async def main_loop(self) -> None:
+            counter = 0
+            should_exit = await self.on_tick(counter)
+            while not should_exit:
+                counter = (counter + 10) % 864000
+                await asyncio.sleep(1.0)
+                should_exit = await self.on_tick(counter)
+
+    return QuietServer

@@ -1,0 +1,276 @@
+"""The HTTP API of `corral daemon`: a Starlette app over the service API, no logic of its own.
+
+Every response is the versioned envelope. Requests are checked strictly (unknown fields, wrong
+types, both `all` and `targets`, huge bodies): a bad one gets a 4xx and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from corral.core.envelope import envelope
+from corral.service import sessions
+
+MAX_BODY = 64 * 1024
+MAX_TARGETS = 1000
+REFRESH = 5.0  # the warm snapshot's period while clients are around
+CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
+
+
+class BadRequest(Exception):
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _reply(data: Any, errors: list[str] | None = None, status: int = 200) -> JSONResponse:
+    return JSONResponse(envelope(data, errors), status_code=status)
+
+
+class Warm:
+    """The last snapshot, kept fresh every REFRESH seconds while clients are around; idle
+    (no wake-ups at all) when nobody asks."""
+
+    def __init__(self) -> None:
+        self.observed: sessions.Observed | None = None
+        self.last_client = 0.0
+        self.wake = asyncio.Event()
+        self.lock = asyncio.Lock()
+
+    async def fresh(self) -> sessions.Observed:
+        self.last_client = time.monotonic()
+        self.wake.set()
+        async with self.lock:
+            previous = self.observed.snapshot if self.observed else None
+            self.observed = await asyncio.to_thread(sessions.observe, previous)
+            return self.observed
+
+    async def run(self) -> None:
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            while time.monotonic() - self.last_client < CLIENT_WINDOW:
+                try:
+                    await asyncio.wait_for(self.wake.wait(), REFRESH)
+                    self.wake.clear()
+                    continue  # a request just refreshed it
+                except TimeoutError:
+                    pass
+                async with self.lock:
+                    previous = self.observed.snapshot if self.observed else None
+                    self.observed = await asyncio.to_thread(sessions.observe, previous)
+
+
+# -- request checking -------------------------------------------------------------------------
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise BadRequest(f"request body too large: at most {MAX_BODY} bytes", 413)
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise BadRequest(f"request body too large: at most {MAX_BODY} bytes", 413)
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"body is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest("body must be a JSON object")
+    return data
+
+
+def _targets(value: Any) -> list[sessions.Target]:
+    if not isinstance(value, list) or not value:
+        raise BadRequest('"targets" must be a non-empty list of {"pid", "started_at"} objects')
+    if len(value) > MAX_TARGETS:
+        raise BadRequest(f'"targets" holds at most {MAX_TARGETS} entries')
+    found = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or set(item) != {"pid", "started_at"}:
+            raise BadRequest(f'targets[{i}] must have exactly the fields "pid" and "started_at"')
+        pid, when = item["pid"], item["started_at"]
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            raise BadRequest(f"targets[{i}].pid must be a positive integer")
+        if not isinstance(when, str) or not when or len(when) > 200:
+            raise BadRequest(f"targets[{i}].started_at must be the text `corral ls` shows")
+        found.append(sessions.Target(pid, when))
+    return found
+
+
+def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.Target] | None:
+    allowed = {"all", "targets"} if allow_all else {"targets"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    if allow_all and ("all" in data) == ("targets" in data):
+        raise BadRequest('give exactly one of {"all": true} or {"targets": [...]}')
+    if "all" in data:
+        if data["all"] is not True:
+            raise BadRequest('"all" must be true')
+        return None
+    if "targets" not in data:
+        raise BadRequest('"targets" is required')
+    return _targets(data["targets"])
+
+
+def _flag(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "false")
+    if value not in ("true", "false"):
+        raise BadRequest(f"query parameter {name} must be true or false")
+    return value == "true"
+
+
+def _only_params(request: Request, allowed: set[str]) -> None:
+    unknown = sorted(set(request.query_params) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown query parameter(s) {', '.join(unknown)}")
+
+
+# -- routes -----------------------------------------------------------------------------------
+
+Handler = Callable[[Request], Awaitable[JSONResponse]]
+
+
+def _checked(handler: Handler) -> Handler:
+    async def run(request: Request) -> JSONResponse:
+        try:
+            return await handler(request)
+        except BadRequest as exc:
+            return _reply(None, [str(exc)], exc.status)
+
+    return run
+
+
+def create_app(*, token: str | None = None, socket_path: Path | None = None) -> Starlette:
+    """The daemon's app. With `token`, requests that come over TCP need `Bearer <token>`."""
+    warm = Warm()
+    pending: set[asyncio.Task[sessions.Termination]] = set()
+    me = sessions.self_identity()
+
+    async def health(request: Request) -> JSONResponse:
+        _only_params(request, set())
+        return _reply(
+            {
+                "status": "ok",
+                "pid": os.getpid(),
+                "started_at": me.started_at if me else None,
+                "socket": str(socket_path) if socket_path else None,
+            }
+        )
+
+    async def session_processes(request: Request) -> JSONResponse:
+        _only_params(request, set())
+        session = request.path_params["session_id"]
+        obs = await warm.fresh()
+        listing = sessions.list_processes(session, observed=obs)
+        agent = obs.attributed.agents.get(session, "unknown")
+        return _reply({"session": session, "agent": agent, **listing.to_json()}, listing.warnings)
+
+    async def processes(request: Request) -> JSONResponse:
+        _only_params(request, {"orphaned", "all_projects", "project", "session"})
+        orphaned, all_projects = _flag(request, "orphaned"), _flag(request, "all_projects")
+        project_arg = request.query_params.get("project")
+        if project_arg is not None and not os.path.isabs(project_arg):
+            raise BadRequest("query parameter project must be an absolute path")
+        project = None if all_projects or project_arg is None else Path(project_arg)
+        obs = await warm.fresh()
+        listing = sessions.list_processes(
+            request.query_params.get("session"), orphaned=orphaned, project=project, observed=obs
+        )
+        return _reply(listing.to_json(), listing.warnings)
+
+    async def _run_stop(session: str | None, targets: list[sessions.Target] | None) -> JSONResponse:
+        # Shielded: an accepted stop finishes even if the client goes away.
+        task = asyncio.ensure_future(
+            asyncio.to_thread(sessions.terminate, session, targets, surface="http")
+        )
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        result = await asyncio.shield(task)
+        warm.wake.set()
+        return _reply(result.to_json(), result.errors)
+
+    async def session_terminate(request: Request) -> JSONResponse:
+        _only_params(request, set())
+        targets = _terminate_request(await _body(request), allow_all=True)
+        return await _run_stop(request.path_params["session_id"], targets)
+
+    async def terminate(request: Request) -> JSONResponse:
+        _only_params(request, set())
+        targets = _terminate_request(await _body(request), allow_all=False)
+        return await _run_stop(None, targets)
+
+    routes = [
+        Route("/api/health", _checked(health), methods=["GET"]),
+        Route("/api/sessions/{session_id}/processes", _checked(session_processes), methods=["GET"]),
+        Route(
+            "/api/sessions/{session_id}/processes/terminate",
+            _checked(session_terminate),
+            methods=["POST"],
+        ),
+        Route("/api/processes", _checked(processes), methods=["GET"]),
+        Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
+    ]
+
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> Any:
+        runner = asyncio.ensure_future(warm.run())
+        try:
+            yield
+        finally:
+            runner.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=30)
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_exception_handler(404, _not_found)
+    app.add_exception_handler(405, _not_allowed)
+    app.add_middleware(_Bearer, token=token)
+    return app
+
+
+async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+    return _reply(None, [f"no route {request.url.path}: see GET /api/health"], 404)
+
+
+async def _not_allowed(request: Request, exc: Exception) -> JSONResponse:
+    return _reply(None, [f"{request.method} is not allowed on {request.url.path}"], 405)
+
+
+class _Bearer:
+    """Requests over TCP (they have a client address; Unix-socket ones do not) need the token."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("client"):
+            given = ""
+            for name, value in scope.get("headers", []):
+                if name == b"authorization":
+                    given = value.decode("latin-1")
+            expected = f"Bearer {self.token}" if self.token else None
+            if expected is None or not hmac.compare_digest(given.encode(), expected.encode()):
+                response = _reply(None, ["missing or wrong bearer token"], 401)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
