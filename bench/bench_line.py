@@ -22,7 +22,7 @@ TARGET_PLAIN_MS = 0.2  # ours: a line decided without the grammar should cost ~n
 
 
 def _p50(line: str, background: bool, rounds: int = 2000) -> float:
-    from corral.core.shell import decide
+    from corral.core.shell.plan import decide
 
     times = []
     for _ in range(rounds):
@@ -44,7 +44,7 @@ def _row(label: str, value: float, target: float | None, unit: str = "ms") -> No
 def main() -> int:
     code = (
         "import sys, time; t = time.perf_counter()\n"
-        "from corral.core.shell import decide\n"
+        "from corral.core.shell.plan import decide\n"
         "decide('ls -la', background=False, cwd='/w', home='/h')\n"
         "print((time.perf_counter() - t) * 1000, 'tree_sitter' in sys.modules)\n"
     )

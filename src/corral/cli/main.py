@@ -15,9 +15,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ls": ("corral.cli.ls", "list jobs with ports, age, processes, CPU, memory"),
     "stop": ("corral.cli.stop", "stop jobs, checking every process's identity first"),
     "clean": ("corral.cli.clean", "forget finished jobs and records of dead supervisors"),
+    "attach": ("corral.cli.attach", "open a tmux job's window (tmux backend)"),
     "session": ("corral.cli.session", "end an agent session, keeping or stopping its processes"),
     "audit": ("corral.cli.audit", "list the audit log of stops"),
     "daemon": ("corral.cli.daemon", "serve the HTTP API on a Unix socket (optional)"),
+    "explain": ("corral.cli.explain", "show why a shell line would or would not be supervised"),
 }
 
 

@@ -66,7 +66,7 @@ def test_classify_is_total_on_odd_words() -> None:
 def test_plain_lines_do_not_load_the_grammar() -> None:
     code = (
         "import sys\n"
-        "from corral.core.shell import decide\n"
+        "from corral.core.shell.plan import decide\n"
         "d = decide('ls -la', background=False, cwd='/w', home='/h')\n"
         "assert d.action == 'untouched' and d.readable, d\n"
         "assert 'tree_sitter' not in sys.modules\n"

@@ -9,7 +9,7 @@ import subprocess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.core.shell import Decision, decide, quote_for_wrapper
+from corral.core.shell.plan import Decision, decide, quote_for_wrapper
 
 CWD = "/w/proj"
 HOME = "/home/u"

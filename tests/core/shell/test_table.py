@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from corral.core.shell import Decision, LiveJob, PortHolder, decide
+from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide
 
 CWD = "/w/proj"
 HOME = "/home/u"
@@ -344,7 +344,7 @@ PORTS = [
     W("python manage.py runserver 4018", port=4018),
     W("python manage.py runserver 0.0.0.0:4019", port=4019),
     W("serve -l 4020", port=4020),
-    W("vite --port 0", port=5173),
+    W("vite --port 0", port=None),  # 0: any free port, not the default
     W("vite --port 99999", port=5173),
     W("npm run dev -- --port 4021", port=4021),
     W("vite -p 4022", port=5173),
@@ -551,3 +551,20 @@ def test_display_hides_secrets_and_assignments() -> None:
         home=HOME,
     )
     assert d.jobs and "sk-abc" not in d.jobs[0].display and "abcdefgh123" not in d.jobs[0].display
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python3 -m http.server 0",
+        "vite --port 0",
+        "vite --port=0",
+        "PORT=0 npm run dev",
+        "uvicorn app:app --port 0",
+        "gunicorn -b 127.0.0.1:0 app:app",
+    ],
+)
+def test_port_zero_asks_for_no_particular_port(line: str) -> None:
+    # 0 lets the system pick a free port: neither that nor the tool's default is requested
+    decision = decide(line, background=True, cwd="/p", home="/h", token="0" * 32)
+    assert decision.action == "wrap" and decision.jobs[0].port is None, decision

@@ -53,6 +53,7 @@ class Found:
                 port = flag_port(placed.words[0], placed.words[1:], None)
             if port is None:
                 port = env_port((*placed.exported, *_assigned(placed)))
+        port = port or None  # 0: any free port, no particular one
         cwd = self.commands[-1].cwd if self.commands else self.cwd
         ident = line_identity([p.words for p in self.commands])
         spec = JobSpec(display_command(inner), ident, cwd, port)

@@ -12,11 +12,11 @@ _CONTAINER_PROGRAMS = frozenset({"docker", "podman"})
 
 
 def port_number(text: str) -> int | None:
-    """`5173` as an int if it is a usable TCP port (0 means any port: not a request)."""
+    """`5173` as an int if it is a TCP port; 0 is kept: it asks for any free port."""
     if not text.isascii() or not text.isdigit() or len(text) > 5:
         return None
     number = int(text)
-    return number if 0 < number < 65536 else None
+    return number if 0 <= number < 65536 else None
 
 
 def _after_colon(text: str) -> int | None:
@@ -48,23 +48,27 @@ def flag_port(program: str, args: Sequence[str], tool: Tool | None) -> int | Non
     """The port named on the command line, or None."""
     port_flags = tool.port_flags if tool else ("--port",)
     for value in _flag_values(args, port_flags):
-        found = port_number(value) or (_after_colon(value) if value.count(":") else None)
-        if found:
+        found = port_number(value)
+        if found is None and ":" in value:
+            found = _after_colon(value)
+        if found is not None:
             return found
     for value in _flag_values(args, _BIND_FLAGS):
         found = _after_colon(value)
-        if found:
+        if found is not None:
             return found
     if basename(program) in _CONTAINER_PROGRAMS:
         for value in _flag_values(args, _PUBLISH_FLAGS):
             found = _published(value)
-            if found:
+            if found is not None:
                 return found
     if tool is not None and tool.positional_port:
         head, _ = split_dashdash(args)
         for word in positionals(head)[len(tool.words) - 1 :]:
-            found = port_number(word) or _after_colon(word)
-            if found:
+            found = port_number(word)
+            if found is None:
+                found = _after_colon(word)
+            if found is not None:
                 return found
     return None
 
@@ -84,8 +88,11 @@ def requested_port(
     tool: Tool | None,
     assignments: Iterable[tuple[str, str]],
 ) -> int | None:
-    """Flags first, then `PORT=N`, then the tool's default port."""
-    found = flag_port(program, args, tool) or env_port(assignments)
+    """Flags first, then `PORT=N`, then the tool's default port. An explicit 0 (any free
+    port) requests no particular port, and does not fall back to the default."""
+    found = flag_port(program, args, tool)
+    if found is None:
+        found = env_port(assignments)
     if found is None and tool is not None:
         return tool.port
-    return found
+    return found or None

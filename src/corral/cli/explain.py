@@ -1,0 +1,65 @@
+"""corral explain: why a line would (or would not) be supervised, and how it is rewritten.
+
+It consults the live ledger and listening ports as the Claude Code hook does, but reserves
+nothing: it is a dry run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "corral explain [--background] [--cwd DIR] [--json] -- LINE"
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="as if the agent asked to run it in the background",
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="the folder the line runs in (default: here)")
+    parser.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+    parser.add_argument("line", nargs=argparse.REMAINDER, help="the line, after --")
+
+
+def main(args: argparse.Namespace) -> int:
+    from corral.core.shell.plan import explain_json
+    from corral.errors import UsageError
+    from corral.service.admission import admit
+
+    words = list(args.line)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        raise UsageError("give the line after --, e.g. corral explain -- 'npm run dev'")
+    line = words[0] if len(words) == 1 else " ".join(words)
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        raise UsageError(f"--cwd {cwd}: no such folder")
+    decision = admit(line, background=args.background, cwd=cwd, reserve=False)
+    data = explain_json(decision)
+    if args.json:
+        from corral.core.envelope import dumps
+
+        print(dumps(data))
+        return 0
+    out = sys.stdout
+    if not data["readable"]:
+        out.write(
+            f"untouched: corral cannot read this line with certainty ({data['reason']});\n"
+            "it runs exactly as written, neither recorded nor refused.\n"
+        )
+        return 0
+    if data["action"] == "refuse":
+        out.write(f"refused: {data['refusal']}\n")
+    elif data["action"] == "wrap":
+        out.write(
+            f"supervised ({data['mode']} mode). The agent's shell runs:\n  {data['rewritten']}\n"
+        )
+    else:
+        out.write("untouched: no long-running job to supervise; it runs as written.\n")
+    for job in data["jobs"]:
+        port = f", port {job['port']}" if job["port"] else ""
+        out.write(f"  job: {job['display']}  (in {job['cwd']}{port})\n")
+    return 0
