@@ -2,7 +2,7 @@
 
 usage: python3 -I -S supervisor.py [--job TOKEN] [--task | --detached] [--session ID]
            [--grace SECONDS] [--ledger DIR] [--identity DIGEST] [--port N]
-           [--ready-fd FD] -- LINE
+           [--ready-fd FD] [--meta KEY=VALUE ...] -- LINE
 
 Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
 process group that this program leads, records the job in the ledger folder
@@ -20,6 +20,7 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --identity D     the job's identity digest for duplicate checks (from the line reader)
   --port N         the port the line asks for (from the line reader)
   --ready-fd FD    write "ok" to FD once the job is started, then close it
+  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`)
 
 Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
 whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace
@@ -308,6 +309,7 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         "identity": None,
         "port": None,
         "ready_fd": None,
+        "meta": [],
     }
     valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
     i = 0
@@ -320,6 +322,12 @@ def _parse(argv: list[str]) -> dict[str, Any]:
             break
         if arg in ("--task", "--detached"):
             opts["mode"] = arg[2:]
+        elif arg == "--meta" and i + 1 < len(argv) and "=" in argv[i + 1][1:]:
+            key, _, value = argv[i + 1].partition("=")
+            if not key.replace("_", "a").isalnum() or not key.isascii():
+                raise _Usage(f"--meta takes KEY=VALUE with a plain key, not {key!r}")
+            opts["meta"].append((key, value))
+            i += 1
         elif arg in valued and i + 1 < len(argv):
             opts[arg[2:].replace("-", "_")] = argv[i + 1]
             i += 1
@@ -473,6 +481,9 @@ class Supervisor:
             "stop_requested_at": None,
             "ended_at": None,
         }
+        for key, value in self.opts["meta"]:  # extra fields; of the known ones, only backend
+            if key == "backend" or key not in self.record:
+                self.record[key] = value
         write_record(self.ledger, self.record)
 
     def spawn(self) -> None:

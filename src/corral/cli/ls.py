@@ -75,6 +75,10 @@ def render(jobs: list[JobView]) -> None:
         )
     console.print(table)
     for job in jobs:
+        if job.tmux and job.state in ("running", "stopping"):
+            session, _, window = job.tmux.partition(":")
+            text = f"{job.id[:8]}: tmux attach -t {session}  (window {window})"
+            console.print(text, markup=False, highlight=False)
         if job.note:
             console.print(f"[yellow]{job.id[:8]}: {job.note}[/yellow]", highlight=False)
 

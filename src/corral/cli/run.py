@@ -15,7 +15,10 @@ from corral.errors import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "corral run [-d] [--session S] [--grace SECONDS] [--json] (-c LINE | -- CMD ...)"
+    parser.usage = (
+        "corral run [-d] [--session S] [--grace SECONDS] [--backend group|tmux] [--json] "
+        "(-c LINE | -- CMD ...)"
+    )
     parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
     parser.add_argument(
         "-d",
@@ -31,6 +34,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="time between SIGTERM and SIGKILL when stopping (default 3)",
     )
     parser.add_argument("--json", action="store_true", help="with -d: print the job as JSON")
+    parser.add_argument(
+        "--backend",
+        choices=("group", "tmux"),
+        help="tmux: run the job in a tmux window a person can attach to (default: config)",
+    )
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
 
 
@@ -48,6 +56,19 @@ def main(args: argparse.Namespace) -> int:
     session = (
         args.session or os.environ.get("CORRAL_SESSION") or os.environ.get("CLAUDE_CODE_SESSION_ID")
     )
+    backend = args.backend
+    if backend is None:
+        from corral import config
+
+        backend = config.backend()
+    if not args.detached and backend == "tmux":
+        from corral import tmux_wrapper
+
+        options = ["--session", session] if session else []
+        options += ["--grace", f"{args.grace:g}"] if args.grace is not None else []
+        argv = tmux_wrapper.wrapper_argv(line, token=runner.new_token(), options=options)
+        sys.stdout.flush()
+        os.execv(argv[0], argv)
     if not args.detached:
         argv = runner.supervisor_argv(
             line, token=runner.new_token(), session=session, grace=args.grace

@@ -42,6 +42,7 @@ class JobView:
     age_seconds: float
     exit_code: int | None
     backend: str = "group"
+    tmux: str | None = None  # `session:window` of a tmux-backend job
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -136,6 +137,7 @@ def list_jobs(
                 age_seconds=round(max(0.0, end - record.created_at), 1),
                 exit_code=record.exit_code,
                 backend=record.backend,
+                tmux=record.extra.get("tmux"),
                 note=note,
             )
         )
@@ -395,9 +397,25 @@ def stop_records(
                     ],
                     note="the job did not stop in time; it is still listed as running",
                 )
+    _close_tmux_windows([r for r in records if outcomes[r.id].ok])
     ordered = [outcomes[r.id] for r in records]
     errors = _audit(ordered, surface) if audit else []
     return ordered, errors
+
+
+def _close_tmux_windows(records: Sequence[JobRecord]) -> None:
+    """A stopped tmux job's window closes with it (also when kept by config)."""
+    from corral.adapters import tmux
+
+    for record in records:
+        pane, pid = record.extra.get("tmux_pane"), record.extra.get("tmux_pane_pid")
+        if record.backend == "tmux" and pane and str(pid).isdigit():
+            socket = record.extra.get("tmux_socket") or None
+            server = tmux.Server(path=socket) if socket else tmux.Server.from_env()
+            try:
+                tmux.close_job_pane(str(pane), int(str(pid)), server)
+            except tmux.TmuxError as exc:
+                log.warning("cannot close the tmux window of job %s: %s", record.id, exc)
 
 
 def _audit(outcomes: list[StopOutcome], surface: str) -> list[str]:
@@ -485,6 +503,9 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
         archive.append(data)
         forgotten.append(record.id)
     db.archive(archive)
+    from corral.adapters import tmux
+
+    tmux.remove_stale_private_dirs()  # left by tmux wrappers that were SIGKILLed
     for job_id in forgotten:
         ledger.remove(job_id, ledger_path)
     return CleanResult(forgotten, kept)
