@@ -1,0 +1,239 @@
+"""The daemon over a real Unix socket (and loopback TCP): every route, every bad request,
+a SIGKILLed daemon restarted, and nothing changed by a refused request."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from corral.adapters.identity import identity_of
+from corral.store import db
+from tests.helpers import alive, corral, wait_for
+
+
+def _ensure(*extra: str) -> int:
+    out = corral("daemon", "--ensure", *extra, check=True)
+    return int(out.stdout.split("pid ")[1].split(",")[0])
+
+
+def _kill(pid: int, sig: int = signal.SIGTERM) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    wait_for(lambda: not alive(pid), what="daemon gone")
+
+
+@pytest.fixture
+def daemon(corral_home: Path) -> Iterator[int]:
+    pid = _ensure()
+    yield pid
+    _kill(pid)
+
+
+@pytest.fixture
+def client(corral_home: Path, daemon: int) -> Iterator[httpx.Client]:
+    transport = httpx.HTTPTransport(uds=str(corral_home / "corral.sock"))
+    with httpx.Client(transport=transport, base_url="http://corral", timeout=30) as c:
+        yield c
+
+
+@pytest.fixture
+def marked() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": "h-1"})
+    wait_for(lambda: identity_of(proc.pid), what="start")
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+
+
+def data(response: httpx.Response, status: int = 200) -> Any:
+    body = response.json()
+    assert response.status_code == status, body
+    assert set(body) == {"schema", "data", "errors"} and body["schema"] == 1
+    return body["data"]
+
+
+def test_health_socket_mode_and_ensure_is_idempotent(
+    corral_home: Path, daemon: int, client: httpx.Client
+) -> None:
+    sock = corral_home / "corral.sock"
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    health = data(client.get("/api/health"))
+    assert health["status"] == "ok" and health["pid"] == daemon
+    assert _ensure() == daemon
+    assert corral("daemon").returncode == 0  # a second foreground daemon steps aside
+
+
+def test_session_processes_lists_env_rows_without_environments(
+    client: httpx.Client, marked: subprocess.Popen[bytes]
+) -> None:
+    got = data(client.get("/api/sessions/h-1/processes"))
+    assert got["session"] == "h-1"
+    assert [(p["pid"], p["attribution"]) for p in got["processes"]] == [(marked.pid, "env")]
+    text = json.dumps(got)
+    assert "CORRAL_HOME" not in text and "PATH=" not in text and "environ" not in text
+    assert data(client.get("/api/sessions/nobody/processes"))["processes"] == []
+
+
+def test_session_terminate_by_targets_and_by_all(
+    client: httpx.Client, marked: subprocess.Popen[bytes]
+) -> None:
+    twin = subprocess.Popen(["sleep", "300"])
+    try:
+        me = identity_of(marked.pid)
+        assert me is not None
+        body = {"targets": [{"pid": me.pid, "started_at": me.started_at}]}
+        got = data(client.post("/api/sessions/h-1/processes/terminate", json=body))
+        assert got["ok"] and got["targets"][0]["result"] == "terminated"
+        marked.wait(5)
+        again = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": "h-1"})
+        try:
+            wait_for(lambda: identity_of(again.pid), what="start")
+            got = data(client.post("/api/sessions/h-1/processes/terminate", json={"all": True}))
+            assert [t["pid"] for t in got["targets"]] == [again.pid]
+            again.wait(5)
+        finally:
+            if again.poll() is None:
+                again.kill()
+            again.wait()
+        assert alive(twin.pid)
+        events = db.audit_events()
+        assert len(events) == 2 and {e.surface for e in events} == {"http"}
+    finally:
+        twin.kill()
+        twin.wait()
+
+
+def test_processes_orphaned_and_global_terminate(client: httpx.Client) -> None:
+    orphan = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_JOB": "e" * 32})
+    try:
+        ident = wait_for(lambda: identity_of(orphan.pid), what="start")
+        got = data(
+            client.get("/api/processes", params={"orphaned": "true", "all_projects": "true"})
+        )
+        assert orphan.pid in [p["pid"] for p in got["processes"]]
+        assert isinstance(got["other_listeners"], list)
+        target = {"pid": ident.pid, "started_at": ident.started_at}
+        got = data(client.post("/api/processes/terminate", json={"targets": [target]}))
+        assert got["targets"][0]["result"] == "terminated"
+        orphan.wait(5)
+        stale = {"pid": ident.pid, "started_at": ident.started_at + "0"}
+        got = data(client.post("/api/processes/terminate", json={"targets": [stale]}))
+        assert got["targets"][0]["result"] in ("already_exited", "identity_mismatch")
+    finally:
+        if orphan.poll() is None:
+            orphan.kill()
+        orphan.wait()
+
+
+BAD_SESSION_BODIES = [
+    {"all": True, "targets": [{"pid": 1, "started_at": "x"}]},
+    {},
+    {"all": False},
+    {"all": 1},
+    {"all": True, "force": True},
+    {"targets": "everything"},
+    {"targets": []},
+    {"targets": [{"pid": "1", "started_at": "x"}]},
+    {"targets": [{"pid": True, "started_at": "x"}]},
+    {"targets": [{"pid": -4, "started_at": "x"}]},
+    {"targets": [{"pid": 1, "started_at": 5}]},
+    {"targets": [{"pid": 1}]},
+    {"targets": [{"pid": 1, "started_at": "x", "signal": 9}]},
+    [{"pid": 1, "started_at": "x"}],
+]
+
+
+@pytest.mark.parametrize("body", BAD_SESSION_BODIES)
+def test_bad_session_terminate_requests_are_refused_and_change_nothing(
+    client: httpx.Client, marked: subprocess.Popen[bytes], body: Any
+) -> None:
+    response = client.post("/api/sessions/h-1/processes/terminate", json=body)
+    assert response.status_code == 400
+    assert data(response, 400) is None and response.json()["errors"][0]
+    assert alive(marked.pid) and not db.audit_events()
+
+
+def test_other_bad_requests(client: httpx.Client, marked: subprocess.Popen[bytes]) -> None:
+    ident = identity_of(marked.pid)
+    assert ident is not None
+    post = client.post
+    cases = [
+        (post("/api/processes/terminate", json={"all": True}), 400),
+        (
+            post(
+                "/api/processes/terminate",
+                json={"all": True, "targets": [{"pid": ident.pid, "started_at": ident.started_at}]},
+            ),
+            400,
+        ),
+        (post("/api/processes/terminate", content=b"{not json"), 400),
+        (post("/api/processes/terminate", content=b"[" + b"1," * 40000 + b"1]"), 413),
+        (post("/api/sessions/h-1/processes/terminate", content=b" " * (70 * 1024)), 413),
+        (client.get("/api/processes", params={"orphaned": "maybe"}), 400),
+        (client.get("/api/processes", params={"project": "relative/path"}), 400),
+        (client.get("/api/processes", params={"env": "true"}), 400),
+        (client.get("/api/processes/terminate"), 405),
+        (client.delete("/api/health"), 405),
+        (client.get("/api/nothing"), 404),
+    ]
+    for response, status in cases:
+        assert response.status_code == status, (response.request.url, response.text)
+        assert data(response, status) is None and response.json()["errors"]
+    assert alive(marked.pid) and not db.audit_events()
+
+
+def test_sigkilled_daemon_restarts_with_the_same_rows_and_signals_nothing(
+    corral_home: Path, marked: subprocess.Popen[bytes]
+) -> None:
+    transport = httpx.HTTPTransport(uds=str(corral_home / "corral.sock"))
+    first = _ensure()
+    with httpx.Client(transport=transport, base_url="http://corral", timeout=30) as c:
+        before = data(c.get("/api/sessions/h-1/processes"))["processes"]
+        _kill(first, signal.SIGKILL)
+        second = _ensure()
+        assert second != first
+        try:
+            after = data(c.get("/api/sessions/h-1/processes"))["processes"]
+        finally:
+            _kill(second)
+    keys = ("pid", "started_at", "attribution", "session", "job")
+    assert [[r[k] for k in keys] for r in before] == [[r[k] for k in keys] for r in after]
+    assert alive(marked.pid) and not db.audit_events()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_tcp_needs_the_bearer_token_from_a_0600_file(corral_home: Path) -> None:
+    port = _free_port()
+    assert corral("daemon", "--tcp", "0.0.0.0:80").returncode == 2  # loopback only
+    pid = _ensure("--tcp", f"127.0.0.1:{port}")
+    try:
+        token_file = corral_home / "daemon.token"
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        token = token_file.read_text().strip()
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+            assert c.get("/api/health").status_code == 401
+            bad = c.get("/api/health", headers={"Authorization": "Bearer nope"})
+            assert bad.status_code == 401
+            ok = c.get("/api/health", headers={"Authorization": f"Bearer {token}"})
+            assert data(ok)["pid"] == pid
+    finally:
+        _kill(pid)
