@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         server = tmux.Server.from_env()
         cwd = os.getcwd()
         session = tmux.session_name(cwd)
+        lock = _name_lock(options)  # two jobs starting at once must not pick the same name
         try:
             taken = tmux.window_names(session, server) or set()
             name = tmux.unique_name(tmux.window_name(line), taken)
@@ -138,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
             tmux.remove_tree(private)
             signal.set_wakeup_fd(-1)
             return _exec_default(options, line)
+        finally:
+            if lock is not None:
+                os.close(lock)
 
         def interrupt() -> None:
             try:
@@ -159,6 +163,23 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     return _exit_like(status)
+
+
+def _name_lock(options: list[str]) -> int | None:
+    import fcntl
+
+    from corral.supervisor import default_ledger_dir
+
+    given = options.index("--ledger") + 1 if "--ledger" in options else 0
+    ledger = options[given] if 0 < given < len(options) else default_ledger_dir()
+    try:
+        os.makedirs(ledger, 0o700, exist_ok=True)
+        fd = os.open(os.path.join(ledger, ".tmux-names.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    os.set_inheritable(fd, False)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
 
 
 def _write_spec(private: str, keep: bool, target: str, cwd: str, argv: list[str]) -> None:

@@ -20,7 +20,9 @@ from corral.errors import CorralError
 SOCKET_ENV = "CORRAL_TMUX_SOCKET"
 PRIVATE_PREFIX = "corral-tmux."  # + uid.pid.start.random: the wrapper's private folders
 _LINUX = sys.platform.startswith("linux")
-_UNREACHABLE = ("error connecting to", "no server running", "server exited", "lost server")
+# tmux 3.3 exits 0 after "error creating <socket>": these mean failure whatever the status.
+_UNREACHABLE = ("error connecting to", "error creating", "no server running", "server exited",
+                "lost server")  # fmt: skip
 
 
 class TmuxError(CorralError):
@@ -78,9 +80,9 @@ def run(args: list[str], server: Server | None = None) -> str:
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     message = err.decode(errors="replace").strip()
+    if code == 127 or any(s in message for s in _UNREACHABLE):
+        raise TmuxUnavailable(args, message)
     if code != 0:
-        if code == 127 or any(s in message for s in _UNREACHABLE):
-            raise TmuxUnavailable(args, message)
         raise TmuxError(args, message)
     return out.decode(errors="replace")
 
@@ -242,8 +244,10 @@ def new_window(session: str, name: str, cwd: str, argv: list[str], server: Serve
                 raise
             # another job created the session meanwhile: join it
             out = run(["new-window", "-d", "-t", f"={session}:", *common, "--", *argv], server)
-    pane, pid = out.split()
-    return Window(session, name, pane, int(pid))
+    fields = out.split()
+    if len(fields) != 2 or not fields[1].isdigit():
+        raise TmuxError(["new-window"], f"unexpected answer {out.strip()!r}")
+    return Window(session, name, fields[0], int(fields[1]))
 
 
 def send_interrupt(pane: str, server: Server) -> None:
