@@ -100,14 +100,30 @@ def _boot() -> tuple[str, float, int]:
 
 
 def _markers(raw: bytes) -> dict[str, str]:
-    if b"CORRAL_" not in raw and b"CLAUDE_" not in raw:
-        return {}
     found: dict[str, str] = {}
-    for entry in raw.split(b"\0"):
-        if entry.startswith(_MARKER_PREFIXES):
-            name, _, value = entry.decode("utf-8", "replace").partition("=")
-            found[name] = value
+    for name, prefix in zip(MARKERS, _MARKER_PREFIXES, strict=True):
+        at = raw.find(prefix)
+        while at > 0 and raw[at - 1] != 0:  # only at the start of an entry
+            at = raw.find(prefix, at + 1)
+        if at >= 0:
+            end = raw.find(b"\0", at)
+            value = raw[at + len(prefix) : end if end >= 0 else len(raw)]
+            found[name] = value.decode("utf-8", "replace")
     return found
+
+
+def _read(path: str) -> bytes:
+    """A whole /proc file with raw syscalls: a third of the cost of open() for small files."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
 
 
 def _linux_table() -> dict[int, Proc]:
@@ -118,8 +134,7 @@ def _linux_table() -> dict[int, Proc]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
+            stat = _read(f"/proc/{entry}/stat")
             uid = os.stat(f"/proc/{entry}").st_uid
         except OSError:
             continue
@@ -128,8 +143,7 @@ def _linux_table() -> dict[int, Proc]:
         if fields[0] == b"Z":
             continue  # a zombie holds no resources and cannot be stopped
         try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                markers, readable = _markers(f.read()), True
+            markers, readable = _markers(_read(f"/proc/{entry}/environ")), True
         except OSError:
             markers, readable = {}, False
         ticks = int(fields[19])
@@ -204,8 +218,57 @@ def _cpu_time(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _boot()[2]
 
 
-def listeners() -> tuple[Listener, ...]:
-    """Every listening socket we can see: TCP in LISTEN, UDP bound without a peer."""
+def _hex_address(text: str, v6: bool) -> str:
+    import socket
+
+    raw = bytes.fromhex(text)
+    if v6:  # four 32-bit words, each in host (little-endian) order
+        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+        return socket.inet_ntop(socket.AF_INET6, raw)
+    return socket.inet_ntop(socket.AF_INET, raw[::-1])
+
+
+def _linux_listeners(pids: Iterable[int]) -> tuple[Listener, ...]:
+    """/proc/net/{tcp,udp}{,6} for the listening sockets, then the owners' fds for their
+    inodes; the fd walk stops as soon as every inode has its owner."""
+    sockets: dict[str, tuple[int, str, str, str]] = {}  # inode -> (port, proto, family, addr)
+    for proto, v6 in (("tcp", False), ("tcp6", True), ("udp", False), ("udp6", True)):
+        try:
+            lines = _read(f"/proc/net/{proto}").decode().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            local, remote, state, inode = f[1], f[2], f[3], f[9]
+            if proto.startswith("tcp") and state != "0A":  # TCP_LISTEN
+                continue
+            if proto.startswith("udp") and not remote.endswith(":0000"):  # connected UDP
+                continue
+            addr, port = local.rsplit(":", 1)
+            family = "ipv6" if v6 else "ipv4"
+            sockets[inode] = (int(port, 16), proto[:3], family, _hex_address(addr, v6))
+    owners: dict[str, int] = {}
+    wanted = {f"socket:[{inode}]": inode for inode in sockets}
+    for pid in pids if wanted else ():
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(folder)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                inode = wanted.pop(os.readlink(f"{folder}/{fd}"), "")
+            except OSError:
+                continue
+            if inode:
+                owners[inode] = pid
+        if not wanted:
+            break
+    found = {Listener(*info, owners.get(inode)) for inode, info in sockets.items()}
+    return tuple(sorted(found, key=lambda x: (x.port, x.proto, x.family, x.address)))
+
+
+def _psutil_listeners() -> tuple[Listener, ...]:
     try:
         conns = psutil.net_connections(kind="inet")
     except psutil.AccessDenied:
@@ -224,11 +287,22 @@ def listeners() -> tuple[Listener, ...]:
     return tuple(sorted(found, key=lambda x: (x.port, x.proto, x.family, x.address)))
 
 
+def listeners(pids: Iterable[int] | None = None) -> tuple[Listener, ...]:
+    """Every listening socket we can see: TCP in LISTEN, UDP bound without a peer; owners
+    are looked for among `pids` (default: every process)."""
+    if not _LINUX:
+        return _psutil_listeners()
+    if pids is None:
+        pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+    return _linux_listeners(pids)
+
+
 def take(*, previous: Snapshot | None = None) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw."""
     taken = time.monotonic()
     procs = _table()
-    ports = listeners()
+    # owners are most likely young processes: corral's jobs, not the machine's old daemons
+    ports = listeners(sorted(procs, key=lambda pid: -procs[pid].start))
     cpu: dict[int, float] = {}
     if previous is not None:
         elapsed = max(taken - previous.taken_at, 1e-6)

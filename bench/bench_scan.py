@@ -1,0 +1,134 @@
+"""Scanner and daemon benchmarks: each figure printed beside its target, as a ratio (≤ 1 is
+good).
+
+    .venv/bin/python bench/bench_scan.py [--quick]
+
+One full snapshot (process table, markers, listeners, attribution, per-job usage) with 50
+supervised jobs among 1000 processes, against `ps` plus `lsof` over the same processes in the
+same run; and the daemon's idle CPU with no clients. Nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
+
+
+def row(name: str, figure: float, target: float, unit: str, better: str = "≤") -> None:
+    ratio = figure / target if better == "≤" else target / figure
+    print(f"{name:<52} {figure:9.3f} {unit:<3} target {better} {target:g} {unit:<3} "
+          f"ratio {ratio:5.2f}")  # fmt: skip
+
+
+def start_processes(jobs: int, total: int) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
+    procs: list[subprocess.Popen[bytes]] = []
+    tokens = []
+    for _ in range(jobs):
+        token = os.urandom(16).hex()
+        tokens.append(token)
+        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, "--detached"]
+        procs.append(subprocess.Popen([*argv, "--", "sleep 100000"], stdout=subprocess.DEVNULL))
+    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len(list(ledger.glob("*.json"))) < jobs:
+        time.sleep(0.01)
+    # each job is a supervisor plus its sleep: fill up to `total` with plain processes
+    mine = psutil.Process().children(recursive=True)
+    for _ in range(max(0, total - len(psutil.pids()) - 0)):
+        procs.append(subprocess.Popen(["sleep", "100000"]))
+    del mine
+    time.sleep(0.3)
+    return procs, tokens
+
+
+def full_snapshot() -> float:
+    from corral.adapters import attribution, ledger, scan
+
+    start = time.perf_counter()
+    snap = scan.take()
+    records = ledger.read_all().records
+    attributed = attribution.attribute(snap, records)
+    kids = snap.children()
+    for r in records:
+        scan.job_usage(snap, scan.job_pids(snap, r.pid, (), kids))
+    for row_ in attributed.rows.values():
+        scan.cwd(row_.pid)
+    return (time.perf_counter() - start) * 1000
+
+
+def ps_lsof() -> float | None:
+    if shutil.which("lsof") is None or shutil.which("ps") is None:
+        return None
+    start = time.perf_counter()
+    # the process table with environments (for markers), then every inet socket's owner
+    subprocess.run(["ps", "eww", "-e", "-o", "pid=,ppid=,pgid=,lstart=,pcpu=,rss=,args="],
+                   stdout=subprocess.DEVNULL, check=False)  # fmt: skip
+    subprocess.run(["lsof", "-nP", "-iTCP", "-sTCP:LISTEN", "-iUDP"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)  # fmt: skip
+    return (time.perf_counter() - start) * 1000
+
+
+def daemon_idle(seconds: float) -> float:
+    out = subprocess.run([sys.executable, "-m", "corral", "daemon", "--ensure"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    pid = int(out.split("pid ")[1].split(",")[0])
+    proc = psutil.Process(pid)
+    try:
+        time.sleep(2.0)  # let start-up settle
+        before = proc.cpu_times()
+        time.sleep(seconds)
+        after = proc.cpu_times()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    used: float = (after.user + after.system) - (before.user + before.system)
+    return used / seconds * 100
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs (for a smoke check)")
+    args = parser.parse_args()
+    runs = 5 if args.quick else 15
+    idle = 5.0 if args.quick else 30.0
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["CORRAL_HOME"] = home
+        os.environ["SHELL"] = "/bin/bash"
+        procs, _ = start_processes(50, 1000)
+        try:
+            count = len(psutil.pids())
+            ours = [full_snapshot() for _ in range(runs)]
+            theirs = [t for t in (ps_lsof() for _ in range(runs)) if t is not None]
+        finally:
+            for p in procs:
+                p.kill()
+            for p in procs:
+                p.wait()
+        print(f"corral scanner benchmarks ({'quick' if args.quick else 'full'} run, "
+              f"{count} processes, 50 jobs)")  # fmt: skip
+        snap = statistics.median(ours)
+        row("one full snapshot, median", snap, 100, "ms")
+        if theirs:
+            base = statistics.median(theirs)
+            print(f"{'ps + lsof over the same processes, median':<52} {base:9.3f} ms")
+            row("speed-up over ps + lsof", base / snap, 3, "x", better="≥")
+        else:
+            print("ps + lsof: lsof is not installed (apt-get install -y lsof); not compared")
+        row(f"daemon idle CPU, no clients ({idle:g} s)", daemon_idle(idle), 0.1, "%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
