@@ -63,6 +63,8 @@ def main() -> int:
             t_first, t_total = measure(wrapped, env, runs)
         finally:
             subprocess.run(["tmux", "-L", socket, "kill-server"], check=False)
+            base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+            Path(base, f"tmux-{os.getuid()}", socket).unlink(missing_ok=True)
     print(f"`{LINE}`, median of {runs} runs")
     print(f"{'':<24}{'default':>10}{'tmux':>10}{'ratio':>8}{'overhead':>11}")
     for name, d, t in (("first output line", d_first, t_first), ("total", d_total, t_total)):

@@ -65,6 +65,9 @@ def tmux_env(
     env = TmuxEnv(socket, project, tmpdir)
     yield env
     env.tmux("kill-server")
+    # tmux 3.3 leaves the socket file of a killed server behind: remove ours
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    Path(base, f"tmux-{os.getuid()}", socket).unlink(missing_ok=True)
     # the server and the pane runners carry CORRAL_HOME: wait until the kill took them
     entry = f"CORRAL_HOME={corral_home}".encode()
     wait_for(lambda: not processes_with_env(entry), timeout=10, what="tmux server gone")
