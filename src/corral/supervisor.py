@@ -65,21 +65,38 @@ _RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal
 
 _MASK = "***"
 _SECRET_WORD = r"(?:token|secret|passw(?:or)?d|pass|pwd|api[-_]?key|apikey|auth|credential|private[-_]?key|access[-_]?key|key|cookie|session[-_]?id|signature|dsn)"  # noqa: E501
-_VALUE = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|'"]+)"""
+# Names that hold a secret word but no secret (`git log --author=`, `--max-tokens 256`).
+_NOT_SECRET_WORDS = r"(?:author(?!i)|tokens\b|tokenizer|keyword|keyboard|keymap|monkey|bypass|passes|passthrough|compass)"  # noqa: E501
+# A shell word: quoted parts, escapes and plain characters glued together; an unclosed
+# quote runs to the end of the line (the shell would reject it, but it may hold a secret).
+# Every alternative starts with a different character and can end in one place only, so
+# a word that fails to match is given up in linear time (no exponential backtracking).
+_VALUE = (
+    r"""(?:'[^']*(?:'|\Z)"""  # single-quoted
+    r"""|"(?:[^"\\]|\\(?:[\s\S]|\Z))*(?:"|\Z)"""  # double-quoted
+    r"""|\\(?:[\s\S]|\Z)|[^\s;&|'"\\])+"""  # an escaped or a plain character
+)
 _ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*=" + _VALUE + "?"
 _REDACTIONS: list[tuple[re.Pattern[str], str]] | None = None
+_SHOWN_MAX = 4096
+_ASSIGNMENTS: re.Pattern[str] | None = None
 
 
-# Words and marks without which no rule below can match: a line with none of them (and no
-# long run of key-like characters) is shown as it is, without loading `re` at all.
+# Words and marks without which no rule below can match: an ASCII line with none of them
+# (and no long run of key-like characters) is shown as it is, without loading `re` at all.
+# A non-ASCII line always takes the full path: a case-insensitive regex folds some letters
+# onto ASCII ones (the long s onto s, the Kelvin sign onto k), and lower() does not.
 _TRIGGERS = (
     "=", "://", ":", "bearer", "basic", "digest", "token", "secret", "pass", "pwd", "key",
-    "auth", "credential", "cookie", "session", "signature", "dsn", "mysql", "begin",
+    "auth", "credential", "cookie", "session", "signature", "dsn", "mysql", "mariadb", "begin",
+    "redis", "login",
 )  # fmt: skip
 _KEYLIKE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+/~-")
 
 
 def _may_hold_secret(line: str) -> bool:
+    if not line.isascii():
+        return True
     lowered = line.lower()
     if any(word in lowered for word in _TRIGGERS):
         return True
@@ -97,14 +114,14 @@ def _redactions() -> list[tuple[re.Pattern[str], str]]:
         import re
 
         key_shapes = [
-            r"AKIA[0-9A-Z]{16}",
-            r"ASIA[0-9A-Z]{16}",
+            r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
             r"gh[pousr]_[A-Za-z0-9]{20,}",
             r"github_pat_[A-Za-z0-9_]{20,}",
-            r"glpat-[A-Za-z0-9_-]{16,}",
-            r"xox[abposr]-[A-Za-z0-9-]{10,}",
+            r"gl(?:pat|ptt|dt|rt|ft|imt|soat|agent)-[A-Za-z0-9_-]{16,}",
+            r"xox[abposre]-[A-Za-z0-9-]{10,}",
             r"xapp-[A-Za-z0-9-]{10,}",
             r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+            r"whsec_[A-Za-z0-9+/=]{20,}",
             r"sk-ant-[A-Za-z0-9_-]{10,}",
             r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}",
             r"AIza[0-9A-Za-z_-]{30,}",
@@ -118,36 +135,95 @@ def _redactions() -> list[tuple[re.Pattern[str], str]]:
             r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
             r"SK[0-9a-fA-F]{32}",
             r"key-[0-9a-zA-Z]{32}",
+            r"hv[sbr]\.[A-Za-z0-9_-]{20,}",
+            r"lin_(?:api|oauth)_[A-Za-z0-9]{30,}",
+            r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{30,}",
+            r"glsa_[A-Za-z0-9_]{30,}",
+            r"glc_[A-Za-z0-9+/=]{30,}",
+            r"sntry[su]_[A-Za-z0-9+/=_]{30,}",
+            r"dapi[a-f0-9]{32}",
+            r"figd_[A-Za-z0-9_-]{30,}",
+            r"dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}",
+            r"AGE-SECRET-KEY-1[0-9A-Z]{50,}",
             r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
             r"\d{8,10}:AA[A-Za-z0-9_-]{30,}",
-            r"-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z ]*PRIVATE KEY-----|$)",
+            r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+            r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)",
         ]
-        _REDACTIONS = [
-            # URL credentials: scheme://user:password@host, scheme://token@host
-            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'\"]*:)[^@\s/'\"]+(@)"), r"\1***\2"),
-            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_.~-]{16,}(@)"), r"\1***\2"),
-            # Authorization schemes and secret-looking header values
+        # A name holding a secret word (the lookahead finds it, then the name is taken whole
+        # and never given back: linear time however long the word).
+        flag_name = r"(?![\w-]*?" + _NOT_SECRET_WORDS + r")(?=[\w-]*?" + _SECRET_WORD + r")[\w-]++"
+        plain_name = r"(?!\w*?" + _NOT_SECRET_WORDS + r")(?=\w*?" + _SECRET_WORD + r")\w++"
+        # Programs whose short option takes a password: (program, option before the value),
+        # looked for within a bounded stretch of the same command.
+        start = r"((?:^|[\s;&|(])"
+        program_passwords = [
+            (r"(?:mysql|mariadb)[\w-]*", r"\s-p", r"\S+"),  # glued: -pSECRET
+            (r"sshpass", r"\s-p\s*", _VALUE),
+            (r"redis-cli", r"\s-a\s+", _VALUE),
+            (r"(?:docker|podman|nerdctl|buildah|skopeo|oras)\s+login", r"\s-p\s*", _VALUE),
             (
-                re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}"),
-                r"\1\2***",
+                r"curl",
+                r"""\s(?:-u|--user|-U|--proxy-user)(?:\s+|=)?['"]?[^\s:'"]*:""",
+                r"""[^\s'"]+""",
             ),
             (
-                re.compile(r"(?i)(\b[\w-]*" + _SECRET_WORD + r"[\w-]*\s*:\s*)[^\s'\"]+"),
+                r"(?:http|https|xh)",
+                r"""\s(?:-a|--auth)(?:\s+|=)?['"]?[^\s:'"]*:""",
+                r"""[^\s'"]+""",
+            ),
+            (r"\S*secret\s+set", r"\s(?:-b|--body)(?:\s+|=)", _VALUE),
+        ]
+        _REDACTIONS = [
+            # URL credentials: scheme://user:password@host (a raw @ may sit in the password),
+            # scheme://token@host, and webhook URLs whose path is the secret
+            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'\"]*:)[^\s/'\"]+(@)"), r"\1***\2"),
+            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_.~-]{16,}(@)"), r"\1***\2"),
+            (
+                re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s'\"]+"),
+                r"\1***",
+            ),
+            (re.compile(r"(discord(?:app)?\.com/api/webhooks/\d+/)[^\s'\"/?]+"), r"\1***"),
+            (re.compile(r"([?&;]sig=)[^\s&'\"#]+"), r"\1***"),
+            # Authorization schemes and secret-looking header values
+            (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}"), r"\1\2***"),
+            (
+                re.compile(r"(?i)(:\s*)(basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}"),
+                r"\1\2\3***",
+            ),
+            (
+                re.compile(
+                    r"(?i)((?<![\w/-])(?=[\w-]*?"
+                    + _SECRET_WORD
+                    + r")[\w-]++\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?)[^\s'\"]+"
+                ),
                 r"\1***",
             ),
             # --flag=value and --flag value for secret-looking flags
+            (re.compile(r"(?i)((?:^|\s)--?" + flag_name + r"=)" + _VALUE), r"\1***"),
+            (re.compile(r"(?i)((?:^|\s)--?" + flag_name + r"\s+)(?!-)" + _VALUE), r"\1***"),
+            # `aws configure set aws_secret_access_key VALUE`, `npm config set _authToken V`
             (
-                re.compile(r"(?i)((?:^|\s)--?[\w-]*" + _SECRET_WORD + r"[\w-]*=)" + _VALUE),
-                r"\1***",
-            ),
-            (
-                re.compile(r"(?i)((?:^|\s)--?[\w-]*" + _SECRET_WORD + r"[\w-]*\s+)(?!-)" + _VALUE),
+                re.compile(
+                    r"(?i)(\bconfig(?:ure)?\s+set\s+(?:--?[\w-]+\s+){0,8}['\"]?(?=[\w.:/@-]*?"
+                    + _SECRET_WORD
+                    + r")[\w.:/@-]++['\"]?\s+)(?!-)"
+                    + _VALUE
+                ),
                 r"\1***",
             ),
             # NAME=value arguments whose name looks secret (make TOKEN=..., docker -e KEY=...)
-            (re.compile(r"(?i)(\b[\w]*" + _SECRET_WORD + r"[\w]*=)" + _VALUE), r"\1***"),
-            # mysql-style glued password: -pSECRET
-            (re.compile(r"((?:^|\s)mysql\b[^\n;&|]*?\s-p)(\S+)"), r"\1***"),
+            (
+                re.compile(r"(?i)(\b" + plain_name + r"=)" + _VALUE),
+                r"\1***",
+            ),
+            *(
+                (
+                    re.compile(start + program + r"\b[^\n;&|]{0,400}?" + option + ")" + value),
+                    r"\1***",
+                )
+                for program, option, value in program_passwords
+            ),
             (re.compile("|".join(f"(?:{shape})" for shape in key_shapes)), _MASK),
         ]
     return _REDACTIONS
@@ -155,10 +231,17 @@ def _redactions() -> list[tuple[re.Pattern[str], str]]:
 
 def _drop_assignments(line: str) -> str:
     """Remove `NAME=value` words where they set a command's environment."""
-    import re
+    global _ASSIGNMENTS
+    if _ASSIGNMENTS is None:
+        import re
 
-    starts = r"(^|[;&|(\n]\s*|\benv\s+(?:-[a-zA-Z-]+\s+)*)"
-    pattern = re.compile(starts + r"((?:" + _ASSIGN + r"\s+)+)")
+        options = (
+            r"(?:(?:-u|--unset|-C|--chdir|-S|--split-string)\s+\S+\s+"
+            r"|-[a-zA-Z-]+(?:=\S*)?\s+){0,8}"
+        )
+        starts = r"(^|[;&|(\n]\s*|\b(?:env|sudo)\s+" + options + ")"
+        _ASSIGNMENTS = re.compile(starts + r"((?:" + _ASSIGN + r"\s+)++)")
+    pattern = _ASSIGNMENTS
     previous = None
     while previous != line:
         previous = line
@@ -166,14 +249,29 @@ def _drop_assignments(line: str) -> str:
     return line
 
 
-def display_command(line: str) -> str:
-    """The line as corral shows and stores it: assignments removed, secrets hidden."""
-    if not _may_hold_secret(line):
-        return line.strip()
+def _display_all_rules(line: str) -> str:
+    """display_command without the prefilter: every rule runs."""
     text = _drop_assignments(line)
     for pattern, replacement in _redactions():
         text = pattern.sub(replacement, text)
     return text.strip()
+
+
+def _shorten(line: str) -> str:
+    """The first _SHOWN_MAX characters, cut between words so no secret is shown in part."""
+    cut = line[:_SHOWN_MAX]
+    if not line[_SHOWN_MAX].isspace():
+        cut = cut[: max(cut.rfind(" "), cut.rfind("\t"), cut.rfind("\n"), 0)]
+    return cut.rstrip() + " …"
+
+
+def display_command(line: str) -> str:
+    """The line as corral shows and stores it: assignments removed, secrets hidden."""
+    if len(line) > _SHOWN_MAX:  # the rules take time that grows faster than the line
+        line = _shorten(line)
+    if not _may_hold_secret(line):
+        return line.strip()
+    return _display_all_rules(line)
 
 
 def command_digest(line: str) -> str:
