@@ -1,6 +1,6 @@
 """Benchmark: reading one shell line in-process (targets from issue 3).
 
-.venv/bin/python bench/bench_line.py
+.venv/bin/python -m bench.bench_line
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from bench._report import row
 
 LINES = [
     "cd web && npm run dev > dev.log 2>&1 &",
@@ -32,15 +34,6 @@ def _p50(line: str, background: bool, rounds: int = 2000) -> float:
     return statistics.median(times) * 1000
 
 
-def _row(label: str, value: float, target: float | None, unit: str = "ms") -> None:
-    if target is None:  # no target in issue 3: shown for information
-        print(f"{label:<58} {value:8.3f} {unit}  (no target)")
-        return
-    print(
-        f"{label:<58} {value:8.3f} {unit}  target <= {target:g} {unit}  ratio {value / target:.2f}"
-    )
-
-
 def main() -> int:
     code = (
         "import sys, time; t = time.perf_counter()\n"
@@ -50,17 +43,17 @@ def main() -> int:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     import_ms, loaded = out.stdout.split()
-    _row("import + decide `ls -la` in a fresh process", float(import_ms), None)
+    row("import + decide `ls -la` in a fresh process", float(import_ms), None, "ms")
     print(f"{'grammar loaded for `ls -la`':<58} {loaded:>8}     target False")
     start = time.perf_counter()
     from corral.core.shell.parse import _parser
 
     _parser()
-    _row("grammar load (once per process)", (time.perf_counter() - start) * 1000, None)
-    _row("p50 plain line `ls -la` (no grammar)", _p50("ls -la", False), TARGET_PLAIN_MS)
+    row("grammar load (once per process)", (time.perf_counter() - start) * 1000, None, "ms")
+    row("p50 plain line `ls -la` (no grammar)", _p50("ls -la", False), TARGET_PLAIN_MS, "ms")
     for line in LINES:
-        _row(f"p50 {line[:52]!r}", _p50(line, False), TARGET_P50_MS)
-    _row("p50 background `sleep 100`", _p50("sleep 100", True), TARGET_P50_MS)
+        row(f"p50 {line[:52]!r}", _p50(line, False), TARGET_P50_MS, "ms")
+    row("p50 background `sleep 100`", _p50("sleep 100", True), TARGET_P50_MS, "ms")
     return 0
 
 

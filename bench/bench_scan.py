@@ -1,7 +1,7 @@
 """Scanner and daemon benchmarks: each figure printed beside its target, as a ratio (≤ 1 is
 good).
 
-    .venv/bin/python bench/bench_scan.py [--quick]
+    .venv/bin/python -m bench.bench_scan [--quick]
 
 One full snapshot (process table, markers, listeners, attribution, per-job usage) with 50
 supervised jobs among 1000 processes, against `ps` plus `lsof` over the same processes in the
@@ -22,14 +22,10 @@ from pathlib import Path
 
 import psutil
 
+from bench._report import row
+
 ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
-
-
-def row(name: str, figure: float, target: float, unit: str, better: str = "≤") -> None:
-    ratio = figure / target if better == "≤" else target / figure
-    print(f"{name:<52} {figure:9.3f} {unit:<3} target {better} {target:g} {unit:<3} "
-          f"ratio {ratio:5.2f}")  # fmt: skip
 
 
 def start_processes(jobs: int, total: int) -> tuple[list[subprocess.Popen[bytes]], list[str]]:

@@ -1,6 +1,6 @@
 """Supervisor benchmarks: each figure printed beside its target, as a ratio (≤ 1 is good).
 
-    .venv/bin/python bench/bench_supervisor.py [--quick]
+    .venv/bin/python -m bench.bench_supervisor [--quick]
 
 Idle CPU of 10 supervised jobs over 20 s, stop latency (request to supervisor gone), start
 overhead over running the line directly (the wrapper the hook uses and `corral run -c`),
@@ -20,17 +20,14 @@ from pathlib import Path
 
 import psutil
 
+from bench._report import row
+
 ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
 
 
 def sup(line: str, token: str, *opts: str) -> list[str]:
     return [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, *opts, "--", line]
-
-
-def row(name: str, figure: float, target: float, unit: str) -> None:
-    ratio = figure / target
-    print(f"{name:<50} {figure:9.3f} {unit:<3} target ≤ {target:g} {unit:<3} ratio {ratio:5.2f}")
 
 
 def median_run(argv: list[str], n: int) -> float:

@@ -1,7 +1,7 @@
 """tmux backend vs the default backend for a short command: time to the first output line
 and total time (start to exit), median of 20 runs each, printed as figures with a ratio.
 
-    .venv/bin/python bench/bench_tmux.py [--runs N]
+    .venv/bin/python -m bench.bench_tmux [--runs N]
 
 Runs on a private tmux server (`tmux -L corral-bench-<random>`) with a private CORRAL_HOME,
 and kills that server by its socket at the end. Nothing here asserts: machines are noisy.

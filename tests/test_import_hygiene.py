@@ -57,8 +57,8 @@ LAYERS = {  # a module of each layer may import from these layers only
     "core": {"core", "supervisor", "errors"},
     "adapters": {"core", "adapters", "supervisor", "errors", "paths"},
     "store": {"core", "store", "paths", "errors"},
-    "service": {"core", "adapters", "store", "service", "supervisor", "errors", "paths"},
-    "surfaces": {"core", "service", "surfaces", "errors", "paths"},
+    "service": {"core", "adapters", "store", "service", "supervisor", "errors", "paths", "config"},
+    "surfaces": {"core", "service", "surfaces", "errors", "paths", "config"},
 }
 
 
