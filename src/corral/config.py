@@ -42,3 +42,29 @@ def tmux_keep_windows(data: dict[str, Any] | None = None) -> bool:
     """`[tmux] keep_windows = true`: finished jobs' windows stay open for inspection."""
     section = (load() if data is None else data).get("tmux")
     return isinstance(section, dict) and section.get("keep_windows") is True
+
+
+SESSION_END_POLICIES = ("keep", "terminate")
+
+
+def session_end(data: dict[str, Any] | None = None) -> str:
+    """`session_end = "keep" | "terminate"`: what the SessionEnd hook does with the
+    session's jobs (default keep: they stay listed as leftovers)."""
+    value = (load() if data is None else data).get("session_end")
+    return value if value in SESSION_END_POLICIES else "keep"
+
+
+def extra_runners(data: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """`long_runners = ["myserver", ...]`: more commands that start long-running jobs."""
+    value = (load() if data is None else data).get("long_runners")
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, str) and v.strip())
+
+
+def grace(data: dict[str, Any] | None = None) -> float | None:
+    """`grace = SECONDS`: time between SIGTERM and SIGKILL when stopping (None: default)."""
+    value = (load() if data is None else data).get("grace")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 600:
+        return None
+    return float(value)
