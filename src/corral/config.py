@@ -12,11 +12,7 @@ BACKENDS = ("group", "tmux")
 
 
 def _path() -> str:
-    try:
-        return str(paths.config_file())
-    except ImportError:  # started with `python -I -S` (the tmux wrapper): no platformdirs
-        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        return os.path.join(base, "corral", "config.toml")
+    return str(paths.config_file())
 
 
 def load() -> dict[str, Any]:

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 
 def home() -> Path:
     """The root of corral's state: ledger, database, sockets, logs."""
+    return Path(home_dir())
+
+
+def home_dir() -> str:
+    """`home()` as text, for entry points started with `python -I -S` (hook, status line):
+    without site-packages, the platform rules of platformdirs are applied by hand."""
     explicit = os.environ.get("CORRAL_HOME")
     if explicit:
-        return Path(explicit)
-    import platformdirs  # light, but only needed without CORRAL_HOME
-
-    return Path(platformdirs.user_state_dir("corral", appauthor=False))
+        return explicit
+    try:
+        import platformdirs  # light, but only needed without CORRAL_HOME
+    except ImportError:
+        return _by_hand("XDG_STATE_HOME", "~/.local/state", "~/Library/Application Support")
+    return str(platformdirs.user_state_dir("corral", appauthor=False))
 
 
 def config_file() -> Path:
@@ -21,9 +30,21 @@ def config_file() -> Path:
     explicit = os.environ.get("CORRAL_HOME")
     if explicit:
         return Path(explicit) / "config.toml"
-    import platformdirs
-
+    try:
+        import platformdirs
+    except ImportError:
+        base = _by_hand("XDG_CONFIG_HOME", "~/.config", "~/Library/Application Support")
+        return Path(base) / "config.toml"
     return Path(platformdirs.user_config_dir("corral", appauthor=False)) / "config.toml"
+
+
+def _by_hand(variable: str, linux_default: str, macos_base: str) -> str:
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser(macos_base), "corral")
+    base = os.environ.get(variable, "").strip()
+    if not base or not os.path.isabs(base):
+        base = os.path.expanduser(linux_default)
+    return os.path.join(base, "corral")
 
 
 def ledger_dir() -> Path:
