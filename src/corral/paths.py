@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+from corral import locations
 
 
 def home() -> Path:
@@ -21,7 +22,7 @@ def home_dir() -> str:
     try:
         import platformdirs  # light, but only needed without CORRAL_HOME
     except ImportError:
-        return _by_hand("XDG_STATE_HOME", "~/.local/state", "~/Library/Application Support")
+        return locations.home_dir()
     return str(platformdirs.user_state_dir("corral", appauthor=False))
 
 
@@ -33,18 +34,8 @@ def config_file() -> Path:
     try:
         import platformdirs
     except ImportError:
-        base = _by_hand("XDG_CONFIG_HOME", "~/.config", "~/Library/Application Support")
-        return Path(base) / "config.toml"
+        return Path(locations.config_path())
     return Path(platformdirs.user_config_dir("corral", appauthor=False)) / "config.toml"
-
-
-def _by_hand(variable: str, linux_default: str, macos_base: str) -> str:
-    if sys.platform == "darwin":
-        return os.path.join(os.path.expanduser(macos_base), "corral")
-    base = os.environ.get(variable, "").strip()
-    if not base or not os.path.isabs(base):
-        base = os.path.expanduser(linux_default)
-    return os.path.join(base, "corral")
 
 
 def ledger_dir() -> Path:
