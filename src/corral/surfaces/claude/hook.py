@@ -2,27 +2,224 @@
 
 usage: python3 -I -S hook.py pre-tool-use | post-tool-use | session-start | session-end
 
-Reads the hook's JSON on stdin. Fails open: any internal error means exit 0, no output and
-one line in corral's log. Started by path in isolated mode, so its start-up is a budget.
+Reads the hook's JSON on stdin and answers on stdout. The hook runs on every Bash call an
+agent makes, so its start-up is a budget: a line that starts no long runner and sends nothing
+to the background is answered (no output, exit 0) after reading stdin with the C JSON
+scanner and checking its words against `triggers.WORDS`, without importing `json`, `re`, the
+line reader or anything from site-packages. Only a candidate line loads the rest
+(`pretool.py`, `events.py`).
+
+It fails open: any internal error means exit 0, no output and one line in corral's log, so
+the agent's command runs exactly as written.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 EVENTS = ("pre-tool-use", "post-tool-use", "session-start", "session-end")
+# `re`'s `\s` and str.split() agree on what whitespace is; these are the other separators
+# of core.shell.plain.may_start_runner.
+_SEPARATORS = str.maketrans(dict.fromkeys(";|&<>()'\"`=", " "))
 
 
 def command(event: str) -> list[str]:
     """The absolute, isolated command line that settings files run for `event`."""
+    import os
+
     if event not in EVENTS:
         raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), event]
 
 
+def package_root() -> str:
+    """The folder that holds the `corral` package this file belongs to."""
+    here = __file__
+    for _ in range(4):  # hook.py, claude/, surfaces/, corral/
+        here = here.rpartition("/")[0]
+    return here or "/"
+
+
+class _Context:
+    """What the C JSON scanner asks of `json.JSONDecoder`."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo: dict[str, str] = {}  # noqa: RUF012 - read by the C scanner
+
+    def parse_constant(self, name: str) -> float:
+        raise ValueError(f"{name} is not JSON")
+
+
+def parse(text: str) -> Any:
+    """One JSON value, strictly: `_json`'s scanner without importing `json` (and `re`)."""
+    import _json
+
+    scan = _json.make_scanner(_Context())  # type: ignore[arg-type]  # duck-typed context
+    start = len(text) - len(text.lstrip(" \t\n\r"))
+    try:
+        value, end = scan(text, start)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if text[end:].strip(" \t\n\r"):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def may_need_supervision(line: str, background: bool, extra: frozenset[str] = frozenset()) -> bool:
+    """False when the line reader would surely leave `line` untouched: not sent to the
+    background, no `&`, and no word that can start a long runner (same answer as
+    core.shell.plain.may_start_runner, which a property test pins)."""
+    if background or "&" in line:
+        return True
+    from corral.surfaces.claude.triggers import WORDS
+
+    for token in line.translate(_SEPARATORS).split():
+        name = token.rstrip("/").rpartition("/")[2]
+        if name in WORDS or name in extra or name.startswith("python"):
+            return True
+    return False
+
+
+def extra_words(home: str, config: str) -> frozenset[str]:
+    """First words of the user's `long_runners` patterns, cached beside the state so the
+    configuration is parsed only when it changed."""
+    import os
+
+    try:
+        st = os.stat(config)
+    except OSError:
+        return frozenset()
+    stamp = f"{st.st_mtime_ns}:{st.st_size}"
+    cache = os.path.join(home, "cache", "long-runners")
+    try:
+        with open(cache, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        if lines[0] == stamp:
+            return frozenset(w for w in lines[1:] if w)
+    except OSError:
+        pass
+    _site()
+    from corral import config as user_config
+
+    words = sorted(
+        {p.split()[0].rstrip("/").rpartition("/")[2] for p in user_config.extra_runners()}
+    )
+    os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
+    temp = f"{cache}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as f:
+        f.write("\n".join([stamp, *words]) + "\n")
+    os.replace(temp, cache)
+    return frozenset(words)
+
+
+_SITE_DONE = False
+
+
+def _site() -> None:
+    """Add the interpreter's site-packages (the grammar, psutil): the slow path only."""
+    global _SITE_DONE
+    if not _SITE_DONE:
+        import site
+
+        site.main()
+        _SITE_DONE = True
+
+
+def log(home: str, message: str) -> None:
+    """One line in corral's log; never raises."""
+    import os
+    import time
+
+    try:
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with open(os.path.join(home, "corral.log"), "a", encoding="utf-8") as f:
+            f.write(f"{stamp} hook[{os.getpid()}] {message}\n")
+    except OSError:
+        pass
+
+
+def _notify(home: str, phase: str, payload: dict[str, Any]) -> None:
+    """Tell a running daemon that a tool call started or ended (it refreshes faster)."""
+    try:
+        from corral.adapters import notify
+    except ImportError:  # an older install without the daemon's event socket
+        return
+    session, call = payload.get("session_id"), payload.get("tool_use_id")
+    if isinstance(session, str) and isinstance(call, str):
+        notify.tool_call(home, phase, session, call)
+
+
+def answer(event: str, payload: Any, home: str) -> str | None:
+    """The hook's stdout for one event (None: print nothing, let the call run as it is)."""
+    if not isinstance(payload, dict):
+        return None
+    if event == "pre-tool-use":
+        if payload.get("tool_name") != "Bash":
+            return None
+        _notify(home, "start", payload)
+        tool_input = payload.get("tool_input")
+        if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
+            return None
+        from corral import locations
+
+        background = tool_input.get("run_in_background") is True
+        extra = extra_words(home, locations.config_path())
+        if not may_need_supervision(tool_input["command"], background, extra):
+            return None
+        _site()
+        from corral.surfaces.claude import pretool
+
+        return pretool.answer(payload, tool_input, home)
+    if event == "post-tool-use":
+        if payload.get("tool_name") != "Bash":
+            return None
+        _notify(home, "end", payload)
+        response = payload.get("tool_response")
+        if not isinstance(response, dict):
+            return None
+        if not response.get("backgroundTaskId") and not response.get("timedOutAfterMs"):
+            return None
+    _site()
+    from corral.surfaces.claude import events
+
+    return events.answer(event, payload, home)
+
+
 def main(argv: list[str]) -> int:
-    return 0  # filled in by issue 4's hook work
+    import os
+
+    if sys.path[:1] != [package_root()]:
+        sys.path.insert(0, package_root())
+    from corral import locations
+
+    home = locations.home_dir()
+    if len(argv) != 1 or argv[0] not in EVENTS:
+        sys.stderr.write(__doc__ or "")
+        return 2
+    try:
+        data = b""
+        while True:  # a pipe gives its data in pieces
+            more = os.read(0, 1 << 20)
+            if not more:
+                break
+            data += more
+        out = answer(argv[0], parse(data.decode("utf-8")), home)
+    except BaseException as exc:  # noqa: BLE001 - the hook fails open, whatever went wrong
+        log(home, f"{argv[0]}: {type(exc).__name__}: {exc}")
+        return 0
+    if out:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,86 @@
+"""The service behind corral's Claude Code hooks: permission parity, what a new session is
+told, and the session-end policy. The hook entry point (surfaces/claude) holds no logic."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from corral.core.shell.messages import age
+from corral.service import jobs
+
+
+def permission(line: str, project_dir: str, permission_mode: str | None) -> str:
+    """How Claude Code's own rules treat the original `line`: `allow`, `ask`, `deny`, `none`
+    (no rule speaks) or `unsure`. Only allow, ask and none let corral rewrite it."""
+    try:
+        from corral.adapters.claude_settings import load_rules
+        from corral.core.claude.permissions import verdict
+    except ImportError:
+        return "unsure"
+    rules = load_rules(project_dir, os.path.expanduser("~"))
+    return str(verdict(line, rules, permission_mode))
+
+
+def _inside(path: str, root: str) -> bool:
+    p, r = os.path.normpath(path), os.path.normpath(root)
+    return p == r or p.startswith(r.rstrip("/") + "/")
+
+
+def session_briefing(folder: str, session: str | None) -> str | None:
+    """For a new session in `folder`: the jobs already running there (any session's), with
+    their ports, so the model reuses them; None when there are none."""
+    from corral.service.sessions import project_root
+
+    root = str(project_root(Path(folder)))
+    listed = [
+        j
+        for j in jobs.list_jobs().jobs
+        if j.state in ("running", "stopping") and _inside(j.cwd, root) and j.session != session
+    ]
+    if not listed:
+        return None
+    lines = [
+        f"corral: {len(listed)} job(s) started earlier are still running in this project. "
+        "Reuse them instead of starting the same servers again; `corral ls` shows them, "
+        "`corral stop ID` stops one."
+    ]
+    for j in listed:
+        ports = " ".join(f"http://localhost:{p}" for p in j.ports) or "no port open"
+        note = f" ({j.note})" if j.note else ""
+        lines.append(
+            f"- job {j.id[:8]}: `{j.command}` in {j.cwd}, {ports}, up {age(j.age_seconds)}{note}"
+        )
+    return "\n".join(lines)
+
+
+def unsupervised_leftovers(folder: str) -> str | None:
+    """Processes of ended sessions in `folder` that corral did not start (Claude moved them
+    to the background, or the line was unreadable): listed, stoppable by identity."""
+    from corral.service.sessions import list_processes, project_root
+
+    root = project_root(Path(folder))
+    views = [
+        v
+        for v in list_processes(orphaned=True, project=root).processes
+        if v.attribution != "supervised" and v.own
+    ]
+    if not views:
+        return None
+    lines = [
+        f"corral: {len(views)} process(es) left over from earlier sessions run in this "
+        "project (not supervised; `corral ls --orphaned` lists them, "
+        "`corral stop --pid PID --started-at T` stops one after checking it):"
+    ]
+    for v in views[:20]:
+        ports = " ".join(f":{p}" for p in v.ports) or "no port"
+        lines.append(f"- pid {v.pid}: `{v.command or v.name}`, {ports}, up {age(v.age_seconds)}")
+    return "\n".join(lines)
+
+
+def remember_background(session: str | None) -> None:
+    """A Bash call Claude moved to the background (or that timed out) was not supervised:
+    record its processes' attribution now, so they stay listed and stoppable."""
+    from corral.service.sessions import observe
+
+    observe()

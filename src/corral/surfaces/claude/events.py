@@ -1,0 +1,60 @@
+"""SessionStart, SessionEnd and the PostToolUse notes of corral's Claude Code hook."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
+from corral import config
+from corral.service import claude
+
+
+def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
+    session = payload.get("session_id")
+    session = session if isinstance(session, str) and session else None
+    if event == "session-start":
+        return session_start(payload, session)
+    if event == "session-end":
+        if session is not None and config.session_end() == "terminate":
+            stop_in_background(session)
+        return None
+    if event == "post-tool-use":
+        claude.remember_background(session)
+    return None
+
+
+def session_start(payload: dict[str, Any], session: str | None) -> str | None:
+    env_file = os.environ.get("CLAUDE_ENV_FILE")
+    if env_file and session:
+        with open(env_file, "a", encoding="utf-8") as f:
+            f.write(f"export CORRAL_SESSION={shlex.quote(session)}\n")
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        return None
+    parts = [claude.session_briefing(cwd, session), claude.unsupervised_leftovers(cwd)]
+    text = "\n\n".join(p for p in parts if p)
+    if not text:
+        return None
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    )
+
+
+def stop_in_background(session: str) -> None:
+    """SessionEnd has 1.5 s: start `corral session end S --terminate` in a new session of its
+    own and return at once; it stops and audits the session's processes by itself."""
+    argv = [sys.executable, "-I", "-m", "corral", "session", "end", session, "--terminate"]
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.posix_spawn(
+            sys.executable,
+            argv,
+            dict(os.environ),
+            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)],
+            setsid=True,
+        )
+    finally:
+        os.close(devnull)

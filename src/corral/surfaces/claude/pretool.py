@@ -1,0 +1,96 @@
+"""PreToolUse for a Bash line that may start a job: wrap it, refuse it, or leave it alone.
+
+The line reader decides (through `service.admission`, which also holds a reservation so two
+concurrent starts of one server cannot both win). A rewrite must never weaken the user's
+permission rules, because Claude Code matches them against the rewritten text: the original
+line is matched here the way Claude Code would match it, and a deny, or any doubt, leaves it
+untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from corral import config
+from corral.core.shell.plan import Decision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORRAL = os.path.dirname(os.path.dirname(HERE))
+SUPERVISOR = os.path.join(CORRAL, "supervisor.py")
+TMUX_WRAPPER = os.path.join(CORRAL, "tmux_wrapper.py")
+REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
+
+
+def wrapper(settings: dict[str, Any]) -> list[str]:
+    """The words that start the supervisor (or the tmux wrapper) in the agent's shell."""
+    program = TMUX_WRAPPER if config.backend(settings) == "tmux" else SUPERVISOR
+    words = [sys.executable, "-I", "-S", program]
+    grace = config.grace(settings)
+    if grace is not None:
+        words += ["--grace", f"{grace:g}"]
+    return words
+
+
+def ours(line: str) -> bool:
+    """A line that already runs corral's supervisor or wrapper is never wrapped again."""
+    return SUPERVISOR in line or TMUX_WRAPPER in line
+
+
+def context(decision: Decision) -> str:
+    """What the model is told about the job it just started."""
+    job = decision.job_token[:8] if decision.job_token else "?"
+    spec = decision.jobs[0] if decision.jobs else None
+    what = f"`{spec.display}`" if spec else "this command"
+    where = f" in {spec.cwd}" if spec else ""
+    port = f", port {spec.port}" if spec and spec.port else ""
+    return (
+        f"corral supervises {what} as job {job}{where}{port} ({decision.mode} mode). "
+        f"`corral ls` lists it with its ports; `corral stop {job}` stops it with every "
+        "process it started. Reuse it rather than starting the same server again."
+    )
+
+
+def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> str | None:
+    """The PreToolUse output for a candidate line, or None to let it run as written."""
+    from corral.service import claude
+    from corral.service.admission import admit
+
+    line: str = tool_input["command"]
+    if ours(line):
+        return None
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        return None
+    settings = config.load()
+    mode = payload.get("permission_mode")
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+    verdict = claude.permission(line, project, mode if isinstance(mode, str) else None)
+    if verdict == "deny":
+        return None  # Claude Code denies it as usual; a rewrite would dodge the rule
+    decision = admit(
+        line,
+        background=tool_input.get("run_in_background") is True,
+        cwd=cwd,
+        wrapper=wrapper(settings),
+        extra_runners=config.extra_runners(settings),
+        reserve=verdict in REWRITES,
+    )
+    out: dict[str, Any] = {"hookEventName": "PreToolUse"}
+    if decision.action == "refuse" and decision.refusal:
+        out["permissionDecision"] = "deny"
+        out["permissionDecisionReason"] = decision.refusal
+    elif decision.action == "wrap" and decision.rewritten and verdict in REWRITES:
+        out["updatedInput"] = {**tool_input, "command": decision.rewritten}
+        out["additionalContext"] = context(decision)
+        if verdict in ("allow", "ask"):
+            out["permissionDecision"] = verdict
+            out["permissionDecisionReason"] = (
+                f"corral runs this line under its supervisor; your rules {verdict} the "
+                "original line"
+            )
+    else:
+        return None
+    return json.dumps({"hookSpecificOutput": out})
