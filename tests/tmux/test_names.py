@@ -25,6 +25,8 @@ from corral.tmux_wrapper import uses_tmux
         ("/usr/bin/env FOO=1 make serve", "serve"),
         ("", "job"),
         ("echo 'unclosed", "echo"),
+        ("cat; ls /proc/self/fd", "cat"),  # `cat;` would end the tmux command
+        ("a;b", "a_b"),
     ],
 )
 def test_window_names(line: str, name: str) -> None:

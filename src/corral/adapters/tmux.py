@@ -141,8 +141,9 @@ def project_root(cwd: str) -> str:
 
 
 def clean_name(text: str, fallback: str) -> str:
-    """A name tmux takes literally: no `.` or `:` (target separators), no blanks."""
-    name = re.sub(r"[.:\s]+", "_", text).strip("_")
+    """A name tmux takes literally: no `.` or `:` (target separators), no `;` (a word
+    ending in one separates tmux commands), no blanks."""
+    name = re.sub(r"[.:;\s]+", "_", text).strip("_")
     name = "".join(c for c in name if c.isprintable())
     return name[:60] or fallback
 
@@ -248,11 +249,6 @@ def new_window(session: str, name: str, cwd: str, argv: list[str], server: Serve
     if len(fields) != 2 or not fields[1].isdigit():
         raise TmuxError(["new-window"], f"unexpected answer {out.strip()!r}")
     return Window(session, name, fields[0], int(fields[1]))
-
-
-def send_interrupt(pane: str, server: Server) -> None:
-    """Type Ctrl-C into the job's pane: the terminal interrupts its foreground job."""
-    run(["send-keys", "-t", pane, "C-c"], server)
 
 
 def close_job_pane(pane: str, pane_pid: int, server: Server, wait: float = 1.0) -> bool:
