@@ -1,33 +1,43 @@
 """corral's state and config folders from the standard library alone, for the entry points
-started with `python -I -S` (the Claude hook, the status line). `corral.paths` gives the same
-answers through platformdirs; tests/test_paths.py pins that they agree."""
+started with `python -I -S` (the Claude hook, the status line). It imports only `posix` and
+`sys`, which every Python process has loaded already: not even `os`. `corral.paths` gives the
+same answers through platformdirs; tests/test_paths.py pins that they agree."""
 
-from __future__ import annotations
-
-import os
+import posix
 import sys
+
+
+def _env(name: str) -> str:
+    value = posix.environ.get(name.encode())
+    return value.decode("utf-8", "surrogateescape") if value is not None else ""
+
+
+def _user_home() -> str:
+    home = _env("HOME")
+    if home:
+        return home.rstrip("/") or "/"
+    import os  # no HOME: the password database, as os.path.expanduser does
+
+    return os.path.expanduser("~")
 
 
 def home_dir() -> str:
     """The root of corral's state: `$CORRAL_HOME`, else the platform's user state folder."""
-    explicit = os.environ.get("CORRAL_HOME")
-    if explicit:
-        return explicit
-    return _platform("XDG_STATE_HOME", "~/.local/state")
+    return _env("CORRAL_HOME") or _platform("XDG_STATE_HOME", ".local/state")
 
 
 def config_path() -> str:
     """The user's TOML configuration (next to the state when CORRAL_HOME is set)."""
-    explicit = os.environ.get("CORRAL_HOME")
+    explicit = _env("CORRAL_HOME")
     if explicit:
-        return os.path.join(explicit, "config.toml")
-    return os.path.join(_platform("XDG_CONFIG_HOME", "~/.config"), "config.toml")
+        return explicit.rstrip("/") + "/config.toml"
+    return _platform("XDG_CONFIG_HOME", ".config") + "/config.toml"
 
 
 def _platform(variable: str, linux_default: str) -> str:
     if sys.platform == "darwin":
-        return os.path.join(os.path.expanduser("~/Library/Application Support"), "corral")
-    base = os.environ.get(variable, "").strip()
-    if not base or not os.path.isabs(base):
-        base = os.path.expanduser(linux_default)
-    return os.path.join(base, "corral")
+        return f"{_user_home()}/Library/Application Support/corral".replace("//", "/")
+    base = _env(variable).strip()
+    if not base.startswith("/"):
+        base = f"{_user_home()}/{linux_default}".replace("//", "/")
+    return base.rstrip("/") + "/corral"

@@ -13,13 +13,14 @@ It fails open: any internal error means exit 0, no output and one line in corral
 the agent's command runs exactly as written.
 """
 
-from __future__ import annotations
-
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+# No `from __future__ import annotations` and no `os` on the fast path: each costs start-up.
+# Annotations naming typing-only names are strings.
 
 EVENTS = ("pre-tool-use", "post-tool-use", "session-start", "session-end")
 # `re`'s `\s` and str.split() agree on what whitespace is; these are the other separators
@@ -58,7 +59,7 @@ class _Context:
         raise ValueError(f"{name} is not JSON")
 
 
-def parse(text: str) -> Any:
+def parse(text: str) -> "Any":
     """One JSON value, strictly: `_json`'s scanner without importing `json` (and `re`)."""
     import _json
 
@@ -91,14 +92,14 @@ def may_need_supervision(line: str, background: bool, extra: frozenset[str] = fr
 def extra_words(home: str, config: str) -> frozenset[str]:
     """First words of the user's `long_runners` patterns, cached beside the state so the
     configuration is parsed only when it changed."""
-    import os
+    import posix
 
     try:
-        st = os.stat(config)
+        st = posix.stat(config)
     except OSError:
         return frozenset()
     stamp = f"{st.st_mtime_ns}:{st.st_size}"
-    cache = os.path.join(home, "cache", "long-runners")
+    cache = f"{home}/cache/long-runners"
     try:
         with open(cache, encoding="utf-8") as f:
             lines = f.read().split("\n")
@@ -107,6 +108,8 @@ def extra_words(home: str, config: str) -> frozenset[str]:
     except OSError:
         pass
     _site()
+    import os
+
     from corral import config as user_config
 
     words = sorted(
@@ -147,7 +150,7 @@ def log(home: str, message: str) -> None:
         pass
 
 
-def _notify(home: str, phase: str, payload: dict[str, Any]) -> None:
+def _notify(home: str, phase: str, payload: "dict[str, Any]") -> None:
     """Tell a running daemon that a tool call started or ended (it refreshes faster)."""
     try:
         from corral.adapters import notify
@@ -158,7 +161,7 @@ def _notify(home: str, phase: str, payload: dict[str, Any]) -> None:
         notify.tool_call(home, phase, session, call)
 
 
-def answer(event: str, payload: Any, home: str) -> str | None:
+def answer(event: str, payload: "Any", home: str) -> str | None:
     """The hook's stdout for one event (None: print nothing, let the call run as it is)."""
     if not isinstance(payload, dict):
         return None
@@ -195,8 +198,6 @@ def answer(event: str, payload: Any, home: str) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    import os
-
     if sys.path[:1] != [package_root()]:
         sys.path.insert(0, package_root())
     from corral import locations
@@ -206,13 +207,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(__doc__ or "")
         return 2
     try:
-        data = b""
-        while True:  # a pipe gives its data in pieces
-            more = os.read(0, 1 << 20)
-            if not more:
-                break
-            data += more
-        out = answer(argv[0], parse(data.decode("utf-8")), home)
+        out = answer(argv[0], parse(sys.stdin.buffer.read().decode("utf-8")), home)
     except BaseException as exc:  # noqa: BLE001 - the hook fails open, whatever went wrong
         log(home, f"{argv[0]}: {type(exc).__name__}: {exc}")
         return 0

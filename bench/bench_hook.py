@@ -1,0 +1,78 @@
+"""Claude Code hook benchmark: the whole hook process as Claude Code runs it, p50, beside its
+targets (issue 4). Runs are interleaved with the baseline so that load hits both alike.
+
+    .venv/bin/python -m bench.bench_hook [--runs N]
+
+- a line decided without the grammar: ≤ 1.5 times `python -I -S -c pass` measured in the same run;
+- a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms.
+Nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench._report import row
+from corral.surfaces.claude import hook
+
+
+def _payload(command: str, cwd: str, background: bool = False) -> bytes:
+    tool_input: dict[str, object] = {"command": command, "description": "bench"}
+    if background:
+        tool_input["run_in_background"] = True
+    data = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "bench",
+        "tool_use_id": "toolu_bench",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": tool_input,
+    }
+    return json.dumps(data).encode()
+
+
+def _time(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    out = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=True).stdout
+    return (time.perf_counter() - start) * 1000, out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="corral-bench-hook-") as tmp:
+        env = {**os.environ, "CORRAL_HOME": str(Path(tmp) / "home")}
+        baseline_argv = [sys.executable, "-I", "-S", "-c", "pass"]
+        argv = hook.command("pre-tool-use")
+        plain = _payload("ls -la src | grep py > files.txt", tmp)
+        base, fast, wrapped = [], [], []
+        for i in range(args.runs):
+            base.append(_time(baseline_argv, b"", env)[0])
+            fast.append(_time(argv, plain, env)[0])
+            folder = Path(tmp) / f"p{i}"
+            folder.mkdir()
+            ms, out = _time(argv, _payload("npm run dev", str(folder), background=True), env)
+            if b"updatedInput" not in out:
+                print(f"the wrapped line was not rewritten: {out!r}", file=sys.stderr)
+                return 1
+            wrapped.append(ms)
+        b, f, w = (statistics.median(x) for x in (base, fast, wrapped))
+        row("python -I -S -c pass, p50 (baseline)", b, None, "ms")
+        row("hook, line decided without the grammar, p50", f, None, "ms")
+        row("  as a multiple of the baseline", f / b, 1.5, "x")
+        row("hook, wrapped line (`npm run dev`, background), p50", w, 80, "ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
