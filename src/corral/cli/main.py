@@ -20,6 +20,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("corral.cli.audit", "list the audit log of stops"),
     "daemon": ("corral.cli.daemon", "serve the HTTP API on a Unix socket (optional)"),
     "explain": ("corral.cli.explain", "show why a shell line would or would not be supervised"),
+    "procs": ("corral.cli.procs", "what Claude Code's /procs shows: a session's jobs; stop them"),
+    "statusline": ("corral.cli.statusline", "the Claude Code status line band for a folder"),
+    "install": ("corral.cli.install", "install corral into Claude Code's settings (or remove it)"),
 }
 
 

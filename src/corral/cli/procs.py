@@ -1,0 +1,239 @@
+"""corral procs: what Claude Code's `/procs` shows and does, for one agent session.
+
+    corral procs [--session S] [--cwd DIR] [--json]     this session's jobs, earlier
+                                                         sessions' jobs in this project,
+                                                         other listeners (read-only)
+    corral procs stop-all                                stop this session's jobs
+    corral procs stop ID                                 stop one job
+    corral procs clean                                   forget finished jobs
+    corral procs earlier                                 stop the jobs of earlier sessions
+                                                         in this project (agent gone)
+
+The session defaults to $CORRAL_SESSION, then $CLAUDE_CODE_SESSION_ID (set in every
+Bash command Claude Code runs, `/procs` included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corral.errors import EXIT_FAILURE, UsageError
+
+ACTIONS = ("stop-all", "stop", "clean", "earlier")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "corral procs [stop-all | stop ID | clean | earlier] [--session S] [--cwd DIR]"
+    parser.add_argument(
+        "words",
+        nargs="*",
+        metavar="ACTION",
+        help="stop-all | stop ID | clean | earlier (none: list); one quoted word is split",
+    )
+    parser.add_argument("--session", help="the agent session (default: from the environment)")
+    parser.add_argument("--cwd", metavar="DIR", help="the session's folder (default: here)")
+    parser.add_argument("--json", action="store_true", help="print the versioned JSON envelope")
+    parser.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when a stop fails (the text says so): Claude Code drops the output "
+        "of a slash command's shell line that fails",
+    )
+
+
+def current_session(explicit: str | None) -> str | None:
+    env = os.environ
+    for value in (explicit, env.get("CORRAL_SESSION"), env.get("CLAUDE_CODE_SESSION_ID")):
+        if value:
+            return value
+    return None
+
+
+@dataclass
+class Overview:
+    """The rows `/procs` shows, in its groups."""
+
+    session: str | None
+    project: str
+    mine: list[Any] = field(default_factory=list)  # JobView of this session
+    earlier: list[Any] = field(default_factory=list)  # JobView of sessions whose agent is gone
+    others: list[Any] = field(default_factory=list)  # JobView of other live sessions
+    loose: list[Any] = field(default_factory=list)  # ProcessView not supervised, of ours/earlier
+    listeners: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "project": self.project,
+            "session_jobs": [j.to_json() for j in self.mine],
+            "earlier_jobs": [j.to_json() for j in self.earlier],
+            "other_session_jobs": [j.to_json() for j in self.others],
+            "unsupervised": [p.to_json() for p in self.loose],
+            "other_listeners": self.listeners,
+        }
+
+
+def _inside(path: str | None, root: str) -> bool:
+    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
+
+
+def overview(session: str | None, folder: Path) -> Overview:
+    from corral.service import jobs, sessions
+
+    project = str(sessions.project_root(folder))
+    observed = sessions.observe()
+    agents = observed.attributed.agents
+    listing = sessions.list_processes(observed=observed)
+    result = Overview(session, project, warnings=list(listing.warnings))
+    job_listing = jobs.list_jobs()
+    result.warnings += job_listing.warnings
+    for job in job_listing.jobs:
+        if session is not None and job.session == session:
+            result.mine.append(job)
+        elif not _inside(job.cwd, project):
+            continue
+        elif job.session is not None and agents.get(job.session) == "alive":
+            result.others.append(job)
+        else:
+            result.earlier.append(job)
+    for view in listing.processes:
+        if view.attribution == "supervised" or not view.own:
+            continue
+        if (session is not None and view.session == session and view.attribution == "env") or (
+            view.orphaned and _inside(view.cwd, project)
+        ):
+            result.loose.append(view)
+    result.listeners = listing.other_listeners
+    return result
+
+
+def _job_lines(rows: list[Any]) -> list[str]:
+    from corral.cli.ls import human_age, human_bytes, short_path
+
+    table: list[tuple[str, ...]] = [
+        ("ID", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND")
+    ]
+    for j in rows:
+        table.append(
+            (
+                j.id[:8],
+                " ".join(f":{p}" for p in j.ports) or "-",
+                human_age(j.age_seconds),
+                str(j.processes),
+                f"{j.cpu_percent:.1f}%",
+                human_bytes(j.rss_bytes) if j.rss_bytes else "-",
+                short_path(j.cwd),
+                j.command + (f"  ({j.note})" if j.note else ""),
+            )
+        )
+    return _columns(table)
+
+
+def _columns(table: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1]
+        for row in table
+    ]
+
+
+def render(view: Overview) -> str:
+    from corral.cli.ls import human_age, short_path
+
+    out: list[str] = []
+    who = f"session {view.session[:8]}" if view.session else "this session (unknown id)"
+    out.append(f"Jobs of {who}:")
+    out += [f"  {line}" for line in _job_lines(view.mine)] if view.mine else ["  none"]
+    if view.earlier:
+        out += ["", f"Jobs of earlier sessions in {short_path(view.project)}:"]
+        out += [f"  {line}" for line in _job_lines(view.earlier)]
+    if view.others:
+        out += ["", f"Jobs of other live sessions in {short_path(view.project)}:"]
+        out += [f"  {line}" for line in _job_lines(view.others)]
+    if view.loose:
+        out += ["", "Not supervised (Claude ran them in the background, or left over):"]
+        table: list[tuple[str, ...]] = [("PID", "PORTS", "AGE", "FOLDER", "COMMAND")]
+        for p in view.loose:
+            table.append(
+                (
+                    str(p.pid),
+                    " ".join(f":{port}" for port in p.ports) or "-",
+                    human_age(p.age_seconds),
+                    short_path(p.cwd) if p.cwd else "-",
+                    p.command or p.name,
+                )
+            )
+        out += [f"  {line}" for line in _columns(table)]
+    if view.listeners:
+        out += ["", "Other listeners (read-only):"]
+        seen = sorted({(lst["port"], lst["name"] or "?", lst["pid"]) for lst in view.listeners})
+        out += [
+            f"  :{port:<6} {name}" + (f" (pid {pid})" if pid else "") for port, name, pid in seen
+        ]
+    out += ["", "/procs stop-all | stop ID | clean | earlier"]
+    return "\n".join(out)
+
+
+def _stop(records: list[Any], args: argparse.Namespace, nothing: str) -> int:
+    from corral.cli.stop import report
+    from corral.service import jobs
+
+    outcomes, errors = jobs.stop_records(records, surface="claude") if records else ([], [])
+    if args.json:
+        from corral.core.envelope import dumps
+
+        print(dumps([o.to_json() for o in outcomes], errors))
+    else:
+        report(outcomes, errors, nothing=nothing)
+    return 0 if all(o.ok for o in outcomes) and not errors else EXIT_FAILURE
+
+
+def main(args: argparse.Namespace) -> int:
+    code = _main(args)
+    return 0 if args.exit_zero else code
+
+
+def _main(args: argparse.Namespace) -> int:
+    from corral.adapters import ledger
+    from corral.service import jobs
+
+    words = " ".join(args.words).split()
+    session = current_session(args.session)
+    folder = Path(args.cwd or os.getcwd())
+    if not words:
+        view = overview(session, folder)
+        for warning in view.warnings:
+            sys.stderr.write(f"corral procs: warning: {warning}\n")
+        if args.json:
+            from corral.core.envelope import dumps
+
+            print(dumps(view.to_json(), view.warnings))
+        else:
+            print(render(view))
+        return 0
+    action, rest = words[0], words[1:]
+    if action not in ACTIONS or (action == "stop") != bool(rest) or len(rest) > 1:
+        got = " ".join(words)
+        raise UsageError(f"expected one of: stop-all, stop ID, clean, earlier (got {got!r})")
+    if action == "clean":
+        from corral.cli.clean import main as clean_main
+
+        return clean_main(args)
+    records = ledger.read_all().records
+    if action == "stop":
+        return _stop([jobs.resolve(rest[0], records)], args, "nothing to stop")
+    if action == "stop-all":
+        if session is None:
+            raise UsageError("no session: run it from Claude Code, or pass --session")
+        mine = [r for r in records if not r.final and r.session == session]
+        return _stop(mine, args, "this session has no running jobs")
+    view = overview(session, folder)
+    earlier = {j.id for j in view.earlier if j.state in ("running", "stopping")}
+    chosen = [r for r in records if r.id in earlier]
+    return _stop(chosen, args, "no jobs of earlier sessions are running in this project")

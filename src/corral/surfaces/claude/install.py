@@ -1,0 +1,308 @@
+"""Installing corral into Claude Code's settings files, and taking it out again.
+
+`merge` and `unmerge` are pure: they take a settings object and return a new one. What is
+ours is recognised by the path of our entry points in a command (`…/corral/surfaces/claude/
+hook.py`, `…/statusline.py`), so a reinstall from another interpreter replaces the old
+entries, and `unmerge` removes only those, whatever else the user changed meanwhile. The
+user's own status line is kept inside ours (`--then`), so it comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corral.errors import CorralError
+from corral.surfaces.claude import hook, statusline
+
+HOOK_MARK = "corral/surfaces/claude/hook.py"
+STATUSLINE_MARK = "corral/surfaces/claude/statusline.py"
+# corral's hook event -> (Claude Code's event name, matcher)
+EVENTS: dict[str, tuple[str, str | None]] = {
+    "pre-tool-use": ("PreToolUse", "Bash"),
+    "post-tool-use": ("PostToolUse", "Bash"),
+    "session-start": ("SessionStart", None),
+    "session-end": ("SessionEnd", None),
+}
+SETTINGS_HINT = "/procs"
+PLUGIN_HINT = "/corral:procs"  # plugin commands are namespaced by the plugin's name
+PROCS_MARK = "<!-- corral's /procs: `corral install claude` writes it, `--uninstall` removes it -->"
+PROCS_TEMPLATE = """---
+description: "corral: this session's dev servers and background jobs with ports; stop-all | stop ID | clean | earlier"
+argument-hint: "[stop-all | stop ID | clean | earlier]"
+allowed-tools: Bash({pattern}:*)
+disable-model-invocation: true
+---
+{mark}
+!`{run} --exit-zero '$ARGUMENTS'`
+
+Above is corral's answer to `/procs $ARGUMENTS`. Show it to the user exactly as printed, in
+one code block, without commentary and without running any command.
+"""  # noqa: E501 - the description is one line of YAML
+
+
+class InstallError(CorralError):
+    """A settings file corral will not touch; nothing was written."""
+
+
+Settings = dict[str, Any]
+
+
+def _is_ours(entry: Any, mark: str) -> bool:
+    return isinstance(entry, dict) and mark in str(entry.get("command", ""))
+
+
+def _check_hooks(settings: Mapping[str, Any]) -> None:
+    hooks = settings.get("hooks")
+    if hooks is None:
+        return
+    if not isinstance(hooks, dict):
+        raise InstallError("`hooks` is not a JSON object: fix it by hand first")
+    for name, groups in hooks.items():
+        if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+            raise InstallError(f"`hooks.{name}` is not a list of objects: fix it by hand first")
+        for g in groups:
+            if "hooks" in g and not isinstance(g["hooks"], list):
+                raise InstallError(f"`hooks.{name}[].hooks` is not a list: fix it by hand first")
+
+
+def _without_ours(groups: list[Any], mark: str) -> list[Any]:
+    """`groups` minus our entries; a group left empty by that removal goes too."""
+    kept = []
+    for group in groups:
+        inner = group.get("hooks")
+        if not isinstance(inner, list) or not any(_is_ours(e, mark) for e in inner):
+            kept.append(group)
+            continue
+        rest = [e for e in inner if not _is_ours(e, mark)]
+        if rest:
+            kept.append({**group, "hooks": rest})
+    return kept
+
+
+def _our_group(event: str, command: str) -> dict[str, Any]:
+    _, matcher = EVENTS[event]
+    group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+    group["hooks"] = [{"type": "command", "command": command}]
+    return group
+
+
+def _their_statusline(current: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """(their status line object, their command) from the current `statusLine` value."""
+    if current is None:
+        return None, None
+    if not isinstance(current, dict) or not isinstance(current.get("command"), str):
+        raise InstallError(
+            "`statusLine` is not a command status line, so corral cannot put its own before "
+            "it: fix it by hand, or install with --no-statusline"
+        )
+    if STATUSLINE_MARK not in current["command"]:
+        return current, current["command"]
+    then = chained_command(current["command"])
+    return (None, None) if then is None else ({**current, "command": then}, then)
+
+
+def chained_command(ours: str) -> str | None:
+    """The user's status line command kept inside ours (`--then`), if any."""
+    try:
+        words = shlex.split(ours)
+    except ValueError:
+        return None
+    for at, word in enumerate(words[:-1]):
+        if word == "--then":
+            return words[at + 1]
+    return None
+
+
+def merge(
+    settings: Mapping[str, Any],
+    hook_commands: Mapping[str, str] | None,
+    statusline_command: Callable[[str | None], str] | None,
+) -> Settings:
+    """`settings` with our hooks (`hook_commands`: event -> command; None: leave hooks) and
+    our status line (`statusline_command(theirs)` gives ours, chaining theirs; None: leave it)."""
+    out: Settings = copy.deepcopy(dict(settings))
+    if hook_commands is not None:
+        _check_hooks(out)
+        hooks = out.setdefault("hooks", {})
+        for event, command in hook_commands.items():
+            name, _ = EVENTS[event]
+            groups = hooks.get(name, [])
+            wanted = _our_group(event, command)
+            ours = [e for g in groups for e in g.get("hooks", []) if _is_ours(e, HOOK_MARK)]
+            if wanted in groups and len(ours) == 1:
+                continue  # already there, exactly: leave it where it is
+            hooks[name] = [*_without_ours(groups, HOOK_MARK), wanted]
+    if statusline_command is not None:
+        theirs, their_command = _their_statusline(out.get("statusLine"))
+        line = dict(theirs) if theirs else {"type": "command"}
+        line["type"] = "command"
+        line["command"] = statusline_command(their_command)
+        out["statusLine"] = line
+    return out
+
+
+def unmerge(settings: Mapping[str, Any]) -> Settings:
+    """`settings` without anything of ours; their status line comes back from inside ours."""
+    out: Settings = copy.deepcopy(dict(settings))
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict):
+        _check_hooks(out)
+        for name in list(hooks):
+            groups = hooks[name]
+            kept = _without_ours(groups, HOOK_MARK)
+            if kept != groups:
+                if kept:
+                    hooks[name] = kept
+                else:
+                    del hooks[name]  # emptied by us
+        if not hooks and settings.get("hooks"):
+            del out["hooks"]
+    current = out.get("statusLine")
+    if isinstance(current, dict) and STATUSLINE_MARK in str(current.get("command", "")):
+        theirs, _ = _their_statusline(current)
+        if theirs is None:
+            del out["statusLine"]
+        else:
+            out["statusLine"] = theirs
+    return out
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+def settings_path(scope: str, project: Path, home: Path) -> Path:
+    if scope == "user":
+        return home / ".claude" / "settings.json"
+    return project / ".claude" / "settings.json"
+
+
+def commands_dir(scope: str, project: Path, home: Path) -> Path:
+    return (home if scope == "user" else project) / ".claude" / "commands"
+
+
+def read_settings(path: Path) -> Settings:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstallError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix it or move it away, then run this again. Nothing was written."
+        ) from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path} does not hold a JSON object; nothing was written")
+    return data
+
+
+def write_settings(path: Path, data: Mapping[str, Any]) -> Path | None:
+    """Write `data` atomically; the previous file is kept as `<name>.corral-backup`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    mode = 0o644
+    if path.exists():
+        backup = path.with_name(path.name + ".corral-backup")
+        backup.write_bytes(path.read_bytes())
+        mode = path.stat().st_mode & 0o777
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.chmod(temp, mode)
+    os.replace(temp, path)
+    return backup
+
+
+def procs_command(run: str, pattern: str | None = None) -> str:
+    """The `/procs` markdown command that runs `run` (a shell command prefix)."""
+    return PROCS_TEMPLATE.format(pattern=pattern or run, run=run, mark=PROCS_MARK)
+
+
+def installed_procs_command() -> str:
+    """`/procs` for a settings install: this interpreter's corral, by absolute path (-P: not
+    from the project's folder; user site-packages stay, for `pip install --user`)."""
+    return procs_command(shlex.join([sys.executable, "-P", "-m", "corral", "procs"]))
+
+
+def hook_commands() -> dict[str, str]:
+    return {event: shlex.join(hook.command(event)) for event in EVENTS}
+
+
+def statusline_for(hint: str) -> Callable[[str | None], str]:
+    return lambda theirs: shlex.join(statusline.command(hint, theirs))
+
+
+@dataclass
+class Report:
+    settings: Path
+    changed: bool
+    backup: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def install(
+    scope: str,
+    project: Path,
+    home: Path,
+    *,
+    statusline_only: bool = False,
+    with_statusline: bool = True,
+) -> Report:
+    """Merge our hooks (unless `statusline_only`) and status line into the scope's settings
+    and write `/procs` beside them. Running it again changes nothing."""
+    path = settings_path(scope, project, home)
+    current = read_settings(path)
+    hint = PLUGIN_HINT if statusline_only else SETTINGS_HINT
+    new = merge(
+        current,
+        None if statusline_only else hook_commands(),
+        statusline_for(hint) if with_statusline or statusline_only else None,
+    )
+    report = Report(path, new != current)
+    if report.changed:
+        report.backup = write_settings(path, new)
+    if new.get("disableAllHooks") is True:
+        report.notes.append(
+            f"{path} sets disableAllHooks: Claude Code runs no hook and no status line"
+        )
+    if not statusline_only:
+        target = commands_dir(scope, project, home) / "procs.md"
+        text = installed_procs_command()
+        if target.exists() and PROCS_MARK not in target.read_text(encoding="utf-8"):
+            report.notes.append(f"kept your own {target}; corral's list is `corral procs`")
+        elif not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            report.changed = True
+    return report
+
+
+def uninstall(scope: str, project: Path, home: Path) -> Report:
+    """Remove what `install` added, keeping everything else as it is now."""
+    path = settings_path(scope, project, home)
+    current = read_settings(path)
+    new = unmerge(current)
+    report = Report(path, new != current)
+    if report.changed:
+        report.backup = write_settings(path, new)
+    target = commands_dir(scope, project, home) / "procs.md"
+    if target.exists() and PROCS_MARK in target.read_text(encoding="utf-8"):
+        target.unlink()
+        report.changed = True
+        try:
+            target.parent.rmdir()  # only when nothing else is in it
+        except OSError:
+            pass
+    return report
