@@ -25,6 +25,7 @@ from typing import Any
 from corral.errors import EXIT_FAILURE, UsageError
 
 ACTIONS = ("stop-all", "stop", "clean", "earlier")
+LOOSE_SHOWN = 15
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -159,7 +160,7 @@ def render(view: Overview) -> str:
     if view.loose:
         out += ["", "Not supervised (Claude ran them in the background, or left over):"]
         table: list[tuple[str, ...]] = [("PID", "PORTS", "AGE", "FOLDER", "COMMAND")]
-        for p in view.loose:
+        for p in view.loose[:LOOSE_SHOWN]:
             table.append(
                 (
                     str(p.pid),
@@ -170,6 +171,9 @@ def render(view: Overview) -> str:
                 )
             )
         out += [f"  {line}" for line in _columns(table)]
+        if len(view.loose) > LOOSE_SHOWN:
+            more = len(view.loose) - LOOSE_SHOWN
+            out.append(f"  … and {more} more: `corral ls --orphaned` lists them all")
     if view.listeners:
         out += ["", "Other listeners (read-only):"]
         seen = sorted({(lst["port"], lst["name"] or "?", lst["pid"]) for lst in view.listeners})
