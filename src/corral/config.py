@@ -40,6 +40,18 @@ def tmux_keep_windows(data: dict[str, Any] | None = None) -> bool:
     return isinstance(section, dict) and section.get("keep_windows") is True
 
 
+TMUX_COLORS = ("plain", "force")
+
+
+def tmux_color(data: dict[str, Any] | None = None) -> str:
+    """`[tmux] color = "plain" | "force"`: "force" asks the job's tools for colours in the
+    pane (FORCE_COLOR, CLICOLOR_FORCE) and strips them from the caller's copy (default
+    plain: the caller's bytes are exactly those of the default backend)."""
+    section = (load() if data is None else data).get("tmux")
+    value = section.get("color") if isinstance(section, dict) else None
+    return value if value in TMUX_COLORS else "plain"
+
+
 SESSION_END_POLICIES = ("keep", "terminate")
 
 

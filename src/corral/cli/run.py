@@ -1,7 +1,8 @@
 """corral run: run a command under corral's supervisor, transparently.
 
-Task mode (default) replaces this process with the supervisor: stdout, stderr and the exit
-status are the command's own. `-d` starts the job detached and returns at once.
+Task mode (default) replaces this process with the supervisor (or, with the tmux backend, the
+tmux wrapper): stdout, stderr and the exit status are the command's own. `-d` starts the job
+detached and returns at once; with the tmux backend it runs in a window of its own.
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def main(args: argparse.Namespace) -> int:
         )
         sys.stdout.flush()
         os.execv(argv[0], argv)
-    started = runner.start_detached(line, session=session, grace=args.grace)
+    started = runner.start_detached(line, session=session, grace=args.grace, backend=backend)
+    if started.warning:
+        print(started.warning, file=sys.stderr)
     if args.json:
         from corral.core.envelope import dumps
 
@@ -86,6 +89,8 @@ def main(args: argparse.Namespace) -> int:
                     "pid": started.pid,
                     "supervised": started.supervised,
                     "log": str(started.log),
+                    "backend": started.backend,
+                    "tmux": started.tmux,
                 }
             )
         )
@@ -93,6 +98,9 @@ def main(args: argparse.Namespace) -> int:
         short = started.id[:8]
         print(f"started job {short} (supervisor pid {started.pid})")
         print(f"  output: {started.log}")
+        if started.tmux:
+            session, _, window = started.tmux.partition(":")
+            print(f"  watch: tmux attach -t {session}  (window {window}), or corral attach {short}")
         print(f"  list: corral ls    stop: corral stop {short}")
     else:
         print(f"started unsupervised (corral could not supervise it; see {started.log})")

@@ -11,6 +11,7 @@ from pathlib import Path
 from corral import paths, supervisor
 
 SUPERVISOR = Path(supervisor.__file__).resolve()
+TMUX_WRAPPER = SUPERVISOR.parent / "tmux_wrapper.py"  # a program of its own, like the supervisor
 
 
 def new_token() -> str:
@@ -47,17 +48,35 @@ class Started:
     pid: int
     supervised: bool
     log: Path
+    backend: str = "group"
+    tmux: str | None = None  # `session:window` of a tmux-backend job
+    warning: str | None = None  # the tmux backend was asked for but could not be used
 
 
 def start_detached(
-    line: str, *, session: str | None = None, grace: float | None = None, cwd: str | None = None
+    line: str,
+    *,
+    session: str | None = None,
+    grace: float | None = None,
+    cwd: str | None = None,
+    backend: str = "group",
 ) -> Started:
-    """Start `line` detached; its output goes to a log file. Returns once it is recorded."""
+    """Start `line` detached; its output goes to a log file (and, with the tmux backend, to
+    its window). Returns once it is recorded. If the tmux backend cannot be used, the job
+    starts with the default backend and `warning` says why."""
     token = new_token()
     logs = paths.ensure_private_dir(paths.home() / "logs")
     log_path = logs / f"{token}.log"
-    read_end, write_end = os.pipe()
     argv = supervisor_argv(line, token=token, mode="detached", session=session, grace=grace)
+    warning = None
+    if backend == "tmux":
+        options = argv[argv.index("--job") :]  # the supervisor's options, then -- LINE
+        wrapper = [str(TMUX_WRAPPER), "--detached", str(log_path), *options]
+        started = _start_in_tmux(wrapper, token, log_path, cwd)
+        if isinstance(started, Started):
+            return started
+        warning = started
+    read_end, write_end = os.pipe()
     argv[argv.index("--") : argv.index("--")] = ["--ready-fd", str(write_end)]
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
@@ -69,4 +88,24 @@ def start_detached(
         os.close(write_end)
     with os.fdopen(read_end, "rb") as ready:
         answer = ready.read()  # EOF once the supervisor wrote "ok" or fell back to plain exec
-    return Started(token, proc.pid, answer.startswith(b"ok"), log_path)
+    return Started(token, proc.pid, answer.startswith(b"ok"), log_path, warning=warning)
+
+
+def _start_in_tmux(
+    wrapper: list[str], token: str, log: Path, cwd: str | None
+) -> Started | str | None:
+    """Start the job in a tmux window (the wrapper waits until it is recorded); a warning
+    (or None) when it has to use the default backend instead."""
+    os.close(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", *wrapper],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+    words = result.stdout.split()
+    if len(words) == 4 and words[0] == "tmux" and words[1].isdigit():
+        return Started(token, int(words[1]), words[2] == "ok", log, "tmux", words[3])
+    return result.stderr.strip() or None
