@@ -47,6 +47,9 @@ LINES = [
     "kill -INT $$",
     "printf '%s' \"$(printf 'x%.0s' $(seq 1 100))\"",
     "printf 'binary \\001\\002\\377\\n'",
+    "printf '\\033[1;31mred\\033[0m plain\\n'",  # SGR escapes: kept (default color=plain)
+    "printf '\\033[2K\\r50%%\\r100%%\\n'",  # a progress line
+    "cat; echo read-$?",  # stdin: the caller's (here /dev/null)
 ]
 
 
