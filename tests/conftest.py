@@ -11,23 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import pids_with_env
+
+processes_with_env = pids_with_env  # the name tests/tmux/conftest.py imports
+
 ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
 PYTHON = sys.executable
-
-
-def processes_with_env(entry: bytes) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if entry in f.read().split(b"\0"):
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
 
 
 def reap_home(home: Path) -> list[int]:
@@ -35,7 +25,7 @@ def reap_home(home: Path) -> list[int]:
     entry = f"CORRAL_HOME={home}".encode()
     killed = []
     for _ in range(20):
-        pids = processes_with_env(entry)
+        pids = pids_with_env(entry)
         if not pids:
             break
         for pid in pids:

@@ -68,20 +68,24 @@ def pgid_of(pid: int) -> int:
     return os.getpgid(pid)
 
 
-def job_pids(token: str) -> list[int]:
-    """Live processes carrying CORRAL_JOB=<token>."""
-    needle = f"CORRAL_JOB={token}".encode()
+def pids_with_env(entry: bytes) -> list[int]:
+    """Processes (other than this one) whose environment holds `entry` (b"NAME=value")."""
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit() or int(name) == os.getpid():
             continue
         try:
             with open(f"/proc/{name}/environ", "rb") as f:
-                if needle in f.read().split(b"\0") and alive(int(name)):
+                if entry in f.read().split(b"\0"):
                     found.append(int(name))
         except OSError:
             continue
     return found
+
+
+def job_pids(token: str) -> list[int]:
+    """Live processes carrying CORRAL_JOB=<token>."""
+    return [pid for pid in pids_with_env(f"CORRAL_JOB={token}".encode()) if alive(pid)]
 
 
 def record(home: Path, token: str) -> dict[str, Any]:

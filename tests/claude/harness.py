@@ -26,6 +26,7 @@ from typing import Any, Literal
 import pytest
 
 from tests.claude.fake_api import JSON, FakeAPI, Request, Turn
+from tests.helpers import pids_with_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE_BIN = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"
@@ -178,7 +179,7 @@ class ClaudeCLI:
         entry = f"{RUN_MARKER}={self.marker}".encode()
         killed: list[int] = []
         for _ in range(20):
-            pids = _pids_with_env(entry)
+            pids = pids_with_env(entry)
             if not pids:
                 break
             for pid in pids:
@@ -213,20 +214,6 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _pids_with_env(entry: bytes) -> list[int]:
-    found = []
-    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if entry in f.read().split(b"\0"):
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
 
 
 def claude_binary_or_skip() -> Path:
