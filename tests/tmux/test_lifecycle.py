@@ -193,3 +193,30 @@ def test_unreachable_server_falls_back(tmux_env: TmuxEnv, tmp_path: Path) -> Non
     assert got.stderr.count(b"\n") == 1
     assert b"tmux backend unavailable" in got.stderr
     assert tmux_env.leftovers() == []
+
+
+def test_ctrl_c_typed_in_the_pane_interrupts_the_job(tmux_env: TmuxEnv, corral_home: Path) -> None:
+    line = "trap 'echo got-int; exit 42' INT; echo ready; while :; do sleep 0.05; done"
+    wrapper = _start(line)
+    assert wrapper.stdout is not None
+    assert wrapper.stdout.readline() == b"ready\n"
+    (window,) = tmux_env.windows()
+    assert tmux_env.tmux("send-keys", "-t", window, "C-c").returncode == 0
+    out, _ = wrapper.communicate(timeout=15)
+    assert (out, wrapper.returncode) == (b"got-int\n", 42)
+
+
+def test_closing_the_window_stops_the_job(tmux_env: TmuxEnv, corral_home: Path) -> None:
+    wrapper = _start("echo ready; sleep 300")
+    assert wrapper.stdout is not None
+    assert wrapper.stdout.readline() == b"ready\n"
+    (record,) = _running_record(corral_home)
+    job = job_pids(str(record["id"]))
+    (window,) = tmux_env.windows()
+    assert tmux_env.tmux("kill-window", "-t", window).returncode == 0
+    wrapper.communicate(timeout=15)
+    assert wrapper.returncode != 0
+    wait_for(lambda: not [p for p in job if alive(p)], what="the job stopped")
+    (record,) = _records(corral_home)
+    assert record["state"] in ("stopped", "killed")
+    assert tmux_env.leftovers() == []
