@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral.errors import EXIT_FAILURE, UsageError
+from corral.errors import EXIT_FAILURE, CorralError, UsageError
 
 ACTIONS = ("stop-all", "stop", "clean", "earlier")
 LOOSE_SHOWN = 15
@@ -199,8 +199,13 @@ def _stop(records: list[Any], args: argparse.Namespace, nothing: str) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    code = _main(args)
-    return 0 if args.exit_zero else code
+    if not args.exit_zero:
+        return _main(args)
+    try:  # for the slash command: every answer on stdout, where the user sees it
+        _main(args)
+    except CorralError as exc:
+        print(f"corral procs: {exc}")
+    return 0
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -47,7 +47,7 @@ def command(hint: str = "/procs", then: str | None = None) -> list[str]:
     argv = [sys.executable, "-I", "-S", os.path.abspath(__file__)]
     if hint != "/procs":
         argv += ["--hint", hint]
-    if then:
+    if then is not None:
         argv += ["--then", then]
     return argv
 
