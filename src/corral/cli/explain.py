@@ -37,7 +37,9 @@ def main(args: argparse.Namespace) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd {cwd}: no such folder")
-    decision = admit(line, background=args.background, cwd=cwd, reserve=False)
+    from corral.service.claude import wrapper
+
+    decision = admit(line, background=args.background, cwd=cwd, wrapper=wrapper(), reserve=False)
     data = explain_json(decision)
     if args.json:
         from corral.core.envelope import dumps

@@ -105,11 +105,16 @@ def admit(
     background: bool,
     cwd: str,
     wrapper: Sequence[str] = ("corral-run",),
-    extra_runners: Sequence[str] = (),
+    extra_runners: Sequence[str] | None = None,
     package_scripts: Mapping[str, str] | None = None,
     reserve: bool = True,
 ) -> Decision:
-    """The verdict for `line`; with `reserve`, a reservation held for each job it starts."""
+    """The verdict for `line`; with `reserve`, a reservation held for each job it starts.
+    `extra_runners`: the user's long-runner patterns (None: from the configuration)."""
+    if extra_runners is None:
+        from corral import config
+
+        extra_runners = config.extra_runners()
     home = os.path.expanduser("~")
     lock_path = paths.ensure_private_dir(paths.home()) / "admission.lock"
     with open(lock_path, "a") as lock:

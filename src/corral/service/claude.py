@@ -4,10 +4,35 @@ told, and the session-end policy. The hook entry point (surfaces/claude) holds n
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
+from corral import config
 from corral.core.shell.messages import age
 from corral.service import jobs
+
+CORRAL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUPERVISOR = os.path.join(CORRAL, "supervisor.py")
+TMUX_WRAPPER = os.path.join(CORRAL, "tmux_wrapper.py")
+
+
+def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
+    """The words that start the supervisor (or the tmux wrapper) in the agent's shell: an
+    absolute interpreter in isolated mode and an absolute program, so nothing on PATH or in
+    PYTHON* variables can stand in for them."""
+    settings = config.load() if settings is None else settings
+    program = TMUX_WRAPPER if config.backend(settings) == "tmux" else SUPERVISOR
+    words = [sys.executable, "-I", "-S", program]
+    grace = config.grace(settings)
+    if grace is not None:
+        words += ["--grace", f"{grace:g}"]
+    return words
+
+
+def rewritten_by_corral(line: str) -> bool:
+    """A line that already runs corral's supervisor or wrapper is never wrapped again."""
+    return SUPERVISOR in line or TMUX_WRAPPER in line
 
 
 def permission(line: str, project_dir: str, permission_mode: str | None) -> str:

@@ -11,32 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORRAL = os.path.dirname(os.path.dirname(HERE))
-SUPERVISOR = os.path.join(CORRAL, "supervisor.py")
-TMUX_WRAPPER = os.path.join(CORRAL, "tmux_wrapper.py")
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
-
-
-def wrapper(settings: dict[str, Any]) -> list[str]:
-    """The words that start the supervisor (or the tmux wrapper) in the agent's shell."""
-    program = TMUX_WRAPPER if config.backend(settings) == "tmux" else SUPERVISOR
-    words = [sys.executable, "-I", "-S", program]
-    grace = config.grace(settings)
-    if grace is not None:
-        words += ["--grace", f"{grace:g}"]
-    return words
-
-
-def ours(line: str) -> bool:
-    """A line that already runs corral's supervisor or wrapper is never wrapped again."""
-    return SUPERVISOR in line or TMUX_WRAPPER in line
 
 
 def context(decision: Decision) -> str:
@@ -59,7 +39,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     from corral.service.admission import admit
 
     line: str = tool_input["command"]
-    if ours(line):
+    if claude.rewritten_by_corral(line):
         return None
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
@@ -74,7 +54,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
         line,
         background=tool_input.get("run_in_background") is True,
         cwd=cwd,
-        wrapper=wrapper(settings),
+        wrapper=claude.wrapper(settings),
         extra_runners=config.extra_runners(settings),
         reserve=verdict in REWRITES,
     )
