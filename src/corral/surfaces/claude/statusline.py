@@ -137,7 +137,7 @@ def process_table() -> dict[int, tuple[int, str]] | None:
             stat = _read_file(f"/proc/{entry}/stat")
         except OSError:
             continue
-        fields = stat[stat.rindex(b")") + 2 :].split()
+        fields = stat[stat.rindex(b")") + 2 :].split(maxsplit=20)
         if fields[0] != b"Z":
             table[int(entry)] = (int(fields[1]), fields[19].decode())
     return table
@@ -150,8 +150,10 @@ def _boot_id() -> str:
         return "noboot"
 
 
-def supervisor_alive(record: "dict[str, Any]", table: dict[int, tuple[int, str]] | None) -> bool:
-    """The record's supervisor runs: same pid and start time (boot id and ticks)."""
+def supervisor_alive(
+    record: "dict[str, Any]", table: dict[int, tuple[int, str]] | None, boot: str = ""
+) -> bool:
+    """The record's supervisor runs: same pid and start time (`boot` id and ticks)."""
     pid = record["pid"]
     if table is None:  # no /proc (macOS): the pid alone, good enough for a display
         import posix
@@ -167,13 +169,17 @@ def supervisor_alive(record: "dict[str, Any]", table: dict[int, tuple[int, str]]
     if entry is None:
         return False
     started = record.get("started_at")
-    return not isinstance(started, str) or started == f"{_boot_id()}:{entry[1]}"
+    return not isinstance(started, str) or started == f"{boot or _boot_id()}:{entry[1]}"
 
 
-def descendants(root: int, table: dict[int, tuple[int, str]]) -> list[int]:
+def children_of(table: dict[int, tuple[int, str]]) -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
+    return children
+
+
+def descendants(root: int, children: dict[int, list[int]]) -> list[int]:
     found, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), ()):
@@ -289,13 +295,14 @@ def ports_of(pids: list[int], sockets: dict[int, int]) -> set[int]:
 def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     """The status line text for `folder` (None: no job runs there)."""
     table = process_table()
+    boot = _boot_id() if table is not None else ""
     jobs = [
         r
         for r in records(ledger)
         if r.get("state") not in FINAL_STATES
         and isinstance(r.get("cwd"), str)
         and inside(r["cwd"], folder)
-        and supervisor_alive(r, table)
+        and supervisor_alive(r, table, boot)
     ]
     if not jobs:
         return None
@@ -303,7 +310,8 @@ def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     if table is not None:
         sockets = listening()
         if sockets:
-            members = [pid for r in jobs for pid in descendants(r["pid"], table)]
+            children = children_of(table)
+            members = [pid for r in jobs for pid in descendants(r["pid"], children)]
             ports |= ports_of(members, sockets)
     parts = [f"⚙ {len(jobs)} running"]
     if ports:
