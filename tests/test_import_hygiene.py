@@ -55,10 +55,20 @@ def _imports(path: Path) -> set[str]:
 
 LAYERS = {  # a module of each layer may import from these layers only
     "core": {"core", "supervisor", "errors"},
-    "adapters": {"core", "adapters", "supervisor", "errors", "paths"},
+    "adapters": {"core", "adapters", "supervisor", "errors", "paths", "locations"},
     "store": {"core", "store", "paths", "errors"},
-    "service": {"core", "adapters", "store", "service", "supervisor", "errors", "paths", "config"},
-    "surfaces": {"core", "service", "surfaces", "errors", "paths", "config"},
+    "service": {
+        "core",
+        "adapters",
+        "store",
+        "service",
+        "supervisor",
+        "errors",
+        "paths",
+        "config",
+        "locations",
+    },
+    "surfaces": {"core", "service", "surfaces", "errors", "paths", "config", "locations"},
 }
 
 

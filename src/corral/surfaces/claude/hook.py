@@ -152,13 +152,14 @@ def log(home: str, message: str) -> None:
 
 def _notify(home: str, phase: str, payload: "dict[str, Any]") -> None:
     """Tell a running daemon that a tool call started or ended (it refreshes faster)."""
-    try:
-        from corral.adapters import notify
-    except ImportError:  # an older install without the daemon's event socket
-        return
+    from corral.service import activity
+
     session, call = payload.get("session_id"), payload.get("tool_use_id")
     if isinstance(session, str) and isinstance(call, str):
-        notify.tool_call(home, phase, session, call)
+        try:
+            activity.tool_call(home, phase, session, call)
+        except ImportError:  # no daemon support in this install: nothing to tell
+            pass
 
 
 def answer(event: str, payload: "Any", home: str) -> str | None:
