@@ -55,10 +55,12 @@ DEFAULT_GRACE = 3.0
 STATES_FINAL = ("exited", "stopped", "killed")
 _PLATFORM_LINUX = sys.platform.startswith("linux")
 _PR_SET_CHILD_SUBREAPER = 36
-_CLEARED_ENV = ("SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "CORRAL_JOB")
-# Signals whose default action only terminates: re-raised on ourselves so the caller sees
-# the job die exactly as it would have without corral. Others become 128+N.
-_RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE)
+_CLEARED_ENV = (b"SHELLOPTS", b"BASHOPTS", b"BASH_ENV", b"ENV", b"CORRAL_JOB")
+# Signals whose default action dumps core: re-raised only once our core limit is 0.
+_CORE_SIGNALS = (
+    signal.SIGQUIT, signal.SIGILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
+    signal.SIGSEGV, signal.SIGSYS, signal.SIGXCPU, signal.SIGXFSZ,
+)  # fmt: skip
 
 
 # -- display text: no secret ever reaches the ledger ------------------------------------
@@ -77,79 +79,90 @@ _VALUE = (
     r"""|\\(?:[\s\S]|\Z)|[^\s;&|'"\\])+"""  # an escaped or a plain character
 )
 _ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*=" + _VALUE + "?"
-_REDACTIONS: list[tuple[re.Pattern[str], str]] | None = None
 _SHOWN_MAX = 4096
 _ASSIGNMENTS: re.Pattern[str] | None = None
+_COMPILED: dict[str, re.Pattern[str]] = {}
 
-
-# Words and marks without which no rule below can match: an ASCII line with none of them
-# (and no long run of key-like characters) is shown as it is, without loading `re` at all.
-# A non-ASCII line always takes the full path: a case-insensitive regex folds some letters
-# onto ASCII ones (the long s onto s, the Kelvin sign onto k), and lower() does not.
-_TRIGGERS = (
-    "=", "://", ":", "bearer", "basic", "digest", "token", "secret", "pass", "pwd", "key",
-    "auth", "credential", "cookie", "session", "signature", "dsn", "mysql", "mariadb", "begin",
-    "redis", "login",
+# Each rule runs only when its trigger is in the text, so most lines never load `re` and
+# a line compiles only the rules it may need. A trigger is a necessary condition: a tuple
+# of groups of words, and every group must have one of its words in the text (in the
+# lowered text for a case-insensitive rule). Substitutions only put "***" in place of a
+# span, so a word with no "*" cannot appear in the text that a later rule reads unless it
+# was already there: the triggers are tested once, on the text with assignments dropped.
+# A non-ASCII line runs every rule: a case-insensitive regex folds some letters onto ASCII
+# ones (the long s onto s, the Kelvin sign onto k), and lower() does not.
+_SECRET_WORDS = (
+    "token", "secret", "pass", "pwd", "key", "auth", "credential", "cookie", "session",
+    "signature", "dsn",
 )  # fmt: skip
-_KEYLIKE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+/~-")
+_RULE_TRIGGERS: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("://",), ("@",)),  # scheme://user:password@host
+    (("://",), ("@",)),  # scheme://token@host
+    (("hooks.slack.com/",),),
+    (("/api/webhooks/",),),
+    (("sig=",),),
+    (("bearer",),),
+    ((":",), ("basic", "token", "digest")),
+    ((":",), _SECRET_WORDS),  # header-like `Name: value`
+    (("-",), ("=",), _SECRET_WORDS),  # --flag=value
+    (("-",), _SECRET_WORDS),  # --flag value
+    (("config",), ("set",), _SECRET_WORDS),
+    (("=",), _SECRET_WORDS),  # NAME=value
+    (("mysql", "mariadb"), ("-p",)),
+    (("sshpass",), ("-p",)),
+    (("redis-cli",), ("-a",)),
+    (("login",), ("-p",)),
+    (("curl",), ("-u",), (":",)),  # -u, -U, --user, --proxy-user (lowered)
+    (("http", "xh"), ("-a",), (":",)),
+    (("secret",), ("set",), ("-b",)),
+)
+# Provider key shapes, each with the literal text (case as written) it cannot match without.
+_KEY_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("AKIA", "ASIA", "ABIA", "ACCA"), r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{20,}"),
+    (("github_pat_",), r"github_pat_[A-Za-z0-9_]{20,}"),
+    (("glpat-", "glptt-", "gldt-", "glrt-", "glft-", "glimt-", "glsoat-", "glagent-"),
+     r"gl(?:pat|ptt|dt|rt|ft|imt|soat|agent)-[A-Za-z0-9_-]{16,}"),
+    (("xox",), r"xox[abposre]-[A-Za-z0-9-]{10,}"),
+    (("xapp-",), r"xapp-[A-Za-z0-9-]{10,}"),
+    (("_live_", "_test_"), r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+    (("whsec_",), r"whsec_[A-Za-z0-9+/=]{20,}"),
+    (("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{10,}"),
+    (("sk-",), r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
+    (("AIza",), r"AIza[0-9A-Za-z_-]{30,}"),
+    (("ya29.",), r"ya29\.[0-9A-Za-z_-]{20,}"),
+    (("npm_",), r"npm_[A-Za-z0-9]{30,}"),
+    (("pypi-",), r"pypi-[A-Za-z0-9_-]{30,}"),
+    (("hf_",), r"hf_[A-Za-z0-9]{30,}"),
+    (("dop_v1_",), r"dop_v1_[a-f0-9]{40,}"),
+    (("shp",), r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}"),
+    (("SG.",), r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    (("sq0",), r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}"),
+    (("SK",), r"SK[0-9a-fA-F]{32}"),
+    (("key-",), r"key-[0-9a-zA-Z]{32}"),
+    (("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_-]{20,}"),
+    (("lin_",), r"lin_(?:api|oauth)_[A-Za-z0-9]{30,}"),
+    (("PMAK-",), r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{30,}"),
+    (("glsa_",), r"glsa_[A-Za-z0-9_]{30,}"),
+    (("glc_",), r"glc_[A-Za-z0-9+/=]{30,}"),
+    (("sntry",), r"sntry[su]_[A-Za-z0-9+/=_]{30,}"),
+    (("dapi",), r"dapi[a-f0-9]{32}"),
+    (("figd_",), r"figd_[A-Za-z0-9_-]{30,}"),
+    (("dp.",), r"dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}"),
+    (("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
+    (("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ((":AA",), r"\d{8,10}:AA[A-Za-z0-9_-]{30,}"),
+    (("-----BEGIN",),
+     r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+     r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"),
+)  # fmt: skip
+_RULES: list[tuple[str, str]] | None = None
 
 
-def _may_hold_secret(line: str) -> bool:
-    if not line.isascii():
-        return True
-    lowered = line.lower()
-    if any(word in lowered for word in _TRIGGERS):
-        return True
-    run = 0
-    for char in line:
-        run = run + 1 if char in _KEYLIKE else 0
-        if run >= 12:
-            return True
-    return False
-
-
-def _redactions() -> list[tuple[re.Pattern[str], str]]:
-    global _REDACTIONS
-    if _REDACTIONS is None:
-        import re
-
-        key_shapes = [
-            r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
-            r"gh[pousr]_[A-Za-z0-9]{20,}",
-            r"github_pat_[A-Za-z0-9_]{20,}",
-            r"gl(?:pat|ptt|dt|rt|ft|imt|soat|agent)-[A-Za-z0-9_-]{16,}",
-            r"xox[abposre]-[A-Za-z0-9-]{10,}",
-            r"xapp-[A-Za-z0-9-]{10,}",
-            r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
-            r"whsec_[A-Za-z0-9+/=]{20,}",
-            r"sk-ant-[A-Za-z0-9_-]{10,}",
-            r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}",
-            r"AIza[0-9A-Za-z_-]{30,}",
-            r"ya29\.[0-9A-Za-z_-]{20,}",
-            r"npm_[A-Za-z0-9]{30,}",
-            r"pypi-[A-Za-z0-9_-]{30,}",
-            r"hf_[A-Za-z0-9]{30,}",
-            r"dop_v1_[a-f0-9]{40,}",
-            r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}",
-            r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
-            r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
-            r"SK[0-9a-fA-F]{32}",
-            r"key-[0-9a-zA-Z]{32}",
-            r"hv[sbr]\.[A-Za-z0-9_-]{20,}",
-            r"lin_(?:api|oauth)_[A-Za-z0-9]{30,}",
-            r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{30,}",
-            r"glsa_[A-Za-z0-9_]{30,}",
-            r"glc_[A-Za-z0-9+/=]{30,}",
-            r"sntry[su]_[A-Za-z0-9+/=_]{30,}",
-            r"dapi[a-f0-9]{32}",
-            r"figd_[A-Za-z0-9_-]{30,}",
-            r"dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}",
-            r"AGE-SECRET-KEY-1[0-9A-Z]{50,}",
-            r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-            r"\d{8,10}:AA[A-Za-z0-9_-]{30,}",
-            r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-            r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)",
-        ]
+def _rules() -> list[tuple[str, str]]:
+    """(pattern, replacement) of every rule but the key shapes, in _RULE_TRIGGERS order."""
+    global _RULES
+    if _RULES is None:
         # A name holding a secret word (the lookahead finds it, then the name is taken whole
         # and never given back: linear time however long the word).
         flag_name = r"(?![\w-]*?" + _NOT_SECRET_WORDS + r")(?=[\w-]*?" + _SECRET_WORD + r")[\w-]++"
@@ -174,63 +187,123 @@ def _redactions() -> list[tuple[re.Pattern[str], str]]:
             ),
             (r"\S*secret\s+set", r"\s(?:-b|--body)(?:\s+|=)", _VALUE),
         ]
-        _REDACTIONS = [
+        _RULES = [
             # URL credentials: scheme://user:password@host (a raw @ may sit in the password),
             # scheme://token@host, and webhook URLs whose path is the secret
-            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'\"]*:)[^\s/'\"]+(@)"), r"\1***\2"),
-            (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_.~-]{16,}(@)"), r"\1***\2"),
-            (
-                re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s'\"]+"),
-                r"\1***",
-            ),
-            (re.compile(r"(discord(?:app)?\.com/api/webhooks/\d+/)[^\s'\"/?]+"), r"\1***"),
-            (re.compile(r"([?&;]sig=)[^\s&'\"#]+"), r"\1***"),
+            (r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'\"]*:)[^\s/'\"]+(@)", r"\1***\2"),
+            (r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_.~-]{16,}(@)", r"\1***\2"),
+            (r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s'\"]+", r"\1***"),
+            (r"(discord(?:app)?\.com/api/webhooks/\d+/)[^\s'\"/?]+", r"\1***"),
+            (r"([?&;]sig=)[^\s&'\"#]+", r"\1***"),
             # Authorization schemes and secret-looking header values
-            (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}"), r"\1\2***"),
+            (r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}", r"\1\2***"),
+            (r"(?i)(:\s*)(basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}", r"\1\2\3***"),
             (
-                re.compile(r"(?i)(:\s*)(basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}"),
-                r"\1\2\3***",
-            ),
-            (
-                re.compile(
-                    r"(?i)((?<![\w/-])(?=[\w-]*?"
-                    + _SECRET_WORD
-                    + r")[\w-]++\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?)[^\s'\"]+"
-                ),
+                r"(?i)((?<![\w/-])(?=[\w-]*?"
+                + _SECRET_WORD
+                + r")[\w-]++\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?)[^\s'\"]+",
                 r"\1***",
             ),
             # --flag=value and --flag value for secret-looking flags
-            (re.compile(r"(?i)((?:^|\s)--?" + flag_name + r"=)" + _VALUE), r"\1***"),
-            (re.compile(r"(?i)((?:^|\s)--?" + flag_name + r"\s+)(?!-)" + _VALUE), r"\1***"),
+            (r"(?i)((?:^|\s)--?" + flag_name + r"=)" + _VALUE, r"\1***"),
+            (r"(?i)((?:^|\s)--?" + flag_name + r"\s+)(?!-)" + _VALUE, r"\1***"),
             # `aws configure set aws_secret_access_key VALUE`, `npm config set _authToken V`
             (
-                re.compile(
-                    r"(?i)(\bconfig(?:ure)?\s+set\s+(?:--?[\w-]+\s+){0,8}['\"]?(?=[\w.:/@-]*?"
-                    + _SECRET_WORD
-                    + r")[\w.:/@-]++['\"]?\s+)(?!-)"
-                    + _VALUE
-                ),
+                r"(?i)(\bconfig(?:ure)?\s+set\s+(?:--?[\w-]+\s+){0,8}['\"]?(?=[\w.:/@-]*?"
+                + _SECRET_WORD
+                + r")[\w.:/@-]++['\"]?\s+)(?!-)"
+                + _VALUE,
                 r"\1***",
             ),
             # NAME=value arguments whose name looks secret (make TOKEN=..., docker -e KEY=...)
-            (
-                re.compile(r"(?i)(\b" + plain_name + r"=)" + _VALUE),
-                r"\1***",
-            ),
+            (r"(?i)(\b" + plain_name + r"=)" + _VALUE, r"\1***"),
             *(
-                (
-                    re.compile(start + program + r"\b[^\n;&|]{0,400}?" + option + ")" + value),
-                    r"\1***",
-                )
+                (start + program + r"\b[^\n;&|]{0,400}?" + option + ")" + value, r"\1***")
                 for program, option, value in program_passwords
             ),
-            (re.compile("|".join(f"(?:{shape})" for shape in key_shapes)), _MASK),
         ]
-    return _REDACTIONS
+    return _RULES
 
 
-def _drop_assignments(line: str) -> str:
-    """Remove `NAME=value` words where they set a command's environment."""
+def _compiled(pattern: str) -> re.Pattern[str]:
+    found = _COMPILED.get(pattern)
+    if found is None:
+        import re
+
+        if len(_COMPILED) > 200:  # a long-lived reader sees many subsets of key shapes
+            _COMPILED.clear()
+        found = _COMPILED[pattern] = re.compile(pattern)
+    return found
+
+
+def _holds(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
+    return all(any(word in text for word in group) for group in groups)
+
+
+def _redact(text: str, every_rule: bool) -> str:
+    lowered = text.lower()
+    sources = None
+    for i, groups in enumerate(_RULE_TRIGGERS):
+        if every_rule or _holds(lowered, groups):
+            sources = sources or _rules()
+            pattern, replacement = sources[i]
+            text = _compiled(pattern).sub(replacement, text)
+    # One alternation of the key shapes that may be present: a shape whose literal text is
+    # absent matches nowhere, so leaving it out changes no match of the others.
+    shapes = [shape for words, shape in _KEY_SHAPES if every_rule or _holds(text, (words,))]
+    if shapes:
+        text = _compiled("|".join(f"(?:{shape})" for shape in shapes)).sub(_MASK, text)
+    return text
+
+
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+
+
+def _assignments_end(line: str, i: int) -> int:
+    """Where the run of `NAME=value ` words at i ends (i: none); a line with no quotes."""
+    n = len(line)
+    while i < n and line[i] in _NAME_START:
+        j = i + 1
+        while j < n and line[j] in _NAME_CHARS:
+            j += 1
+        if j == n or line[j] != "=":
+            break
+        k = j = j + 1
+        while k < n and not line[k].isspace() and line[k] not in ";&|":
+            k += 1
+        if k in (j, n) or not line[k].isspace():
+            break  # no value, or the value runs into an operator or the end of the line
+        while k < n and line[k].isspace():
+            k += 1
+        i = k
+    return i
+
+
+def _drop_plain_assignments(line: str) -> str:
+    """_ASSIGNMENTS.sub without `re`, for an ASCII line with no quote, escape, env or sudo."""
+    out: list[str] = []
+    kept = 0  # line[kept:pos] is still to be copied
+    pos, n = 0, len(line)
+    end = _assignments_end(line, 0)
+    if end > 0:
+        kept = pos = end
+    while pos < n:
+        if line[pos] in ";&|(\n":
+            words = pos + 1
+            while words < n and line[words].isspace():
+                words += 1
+            end = _assignments_end(line, words)
+            if end > words:
+                out.append(line[kept:words])
+                kept = pos = end
+                continue
+        pos += 1
+    out.append(line[kept:])
+    return "".join(out)
+
+
+def _assignments_pattern() -> re.Pattern[str]:
     global _ASSIGNMENTS
     if _ASSIGNMENTS is None:
         import re
@@ -241,20 +314,27 @@ def _drop_assignments(line: str) -> str:
         )
         starts = r"(^|[;&|(\n]\s*|\b(?:env|sudo)\s+" + options + ")"
         _ASSIGNMENTS = re.compile(starts + r"((?:" + _ASSIGN + r"\s+)++)")
-    pattern = _ASSIGNMENTS
+    return _ASSIGNMENTS
+
+
+def _drop_assignments(line: str) -> str:
+    """Remove `NAME=value` words where they set a command's environment."""
+    if "=" not in line:
+        return line
+    plain = line.isascii() and not any(c in line for c in ("'", '"', "\\", "env", "sudo"))
     previous = None
     while previous != line:
         previous = line
-        line = pattern.sub(lambda m: m.group(1), line)
+        if plain:
+            line = _drop_plain_assignments(line)
+        else:
+            line = _assignments_pattern().sub(lambda m: m.group(1), line)
     return line
 
 
 def _display_all_rules(line: str) -> str:
-    """display_command without the prefilter: every rule runs."""
-    text = _drop_assignments(line)
-    for pattern, replacement in _redactions():
-        text = pattern.sub(replacement, text)
-    return text.strip()
+    """display_command without the triggers: every rule runs."""
+    return _redact(_drop_assignments(line), every_rule=True).strip()
 
 
 def _shorten(line: str) -> str:
@@ -269,9 +349,7 @@ def display_command(line: str) -> str:
     """The line as corral shows and stores it: assignments removed, secrets hidden."""
     if len(line) > _SHOWN_MAX:  # the rules take time that grows faster than the line
         line = _shorten(line)
-    if not _may_hold_secret(line):
-        return line.strip()
-    return _display_all_rules(line)
+    return _redact(_drop_assignments(line), every_rule=not line.isascii()).strip()
 
 
 def command_digest(line: str) -> str:
@@ -390,6 +468,29 @@ def _log(ledger: str, message: str) -> None:
         pass
 
 
+def _libc_call(name: str, *args: int) -> tuple[int, int]:
+    """Call a C library function of int arguments: (its int result, errno after it).
+
+    The bare `_ctypes` module, not the `ctypes` package: a sixth of its start-up time and
+    half of its memory (no struct, no types, no Python-level wrappers)."""
+    import _ctypes
+
+    c: Any = _ctypes  # the stubs type these for the ctypes package's wrappers only
+
+    class CInt(c._SimpleCData):  # type: ignore[misc]
+        _type_ = "i"
+
+    class Function(c.CFuncPtr):  # type: ignore[misc]
+        _flags_ = c.FUNCFLAG_CDECL | c.FUNCFLAG_USE_ERRNO
+        _restype_ = CInt
+
+    class Libc:
+        _handle = c.dlopen(None, getattr(os, "RTLD_LOCAL", 0))
+
+    result = Function((name, Libc))(*args)
+    return int(result), int(_ctypes.get_errno())
+
+
 # -- the supervisor -----------------------------------------------------------------------
 
 
@@ -460,15 +561,35 @@ def user_shell() -> tuple[str, list[str]]:
     return "/bin/sh", ["+m"]
 
 
-def job_environment(token: str, session: str | None) -> dict[str, str]:
+def caller_environment() -> dict[bytes, bytes]:
+    """The environment this program was really given.
+
+    os.environ is not it: Python's PEP 538 locale coercion adds LC_CTYPE=C.UTF-8 to it when
+    the caller's locale is C or unset, even in isolated mode, and the line must not see a
+    variable its caller never set. Linux keeps the original in /proc/self/environ; elsewhere
+    os.environ is the best there is."""
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:
+        return dict(os.environb)
+    env: dict[bytes, bytes] = {}
+    for entry in entries:
+        key, sep, value = entry.partition(b"=")
+        if sep and key and key not in env:  # the first one wins, as in os.environ
+            env[key] = value
+    return env
+
+
+def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:
     env = {
         k: v
-        for k, v in os.environ.items()
-        if k not in _CLEARED_ENV and not k.startswith("BASH_FUNC_")
+        for k, v in caller_environment().items()
+        if k not in _CLEARED_ENV and not k.startswith(b"BASH_FUNC_")
     }
-    env["CORRAL_JOB"] = token
+    env[b"CORRAL_JOB"] = token.encode()
     if session:
-        env["CORRAL_SESSION"] = session
+        env[b"CORRAL_SESSION"] = os.fsencode(session)
     return env
 
 
@@ -521,11 +642,13 @@ class Supervisor:
     def become_subreaper(self) -> None:
         if not _PLATFORM_LINUX:
             return
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            _log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) failed: errno {ctypes.get_errno()}")
+        try:
+            result, err = _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except (ImportError, OSError, AttributeError) as exc:
+            _log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) unavailable: {exc}")
+            return
+        if result != 0:
+            _log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) failed: errno {err}")
 
     def open_ledger(self) -> int:
         os.makedirs(self.ledger, mode=0o700, exist_ok=True)
@@ -588,13 +711,16 @@ class Supervisor:
         shell, shell_opts = user_shell()
         env = job_environment(self.token, self.opts["session"])
         argv = [shell, *shell_opts, "-c", self.opts["line"]]
+        # The job gets default dispositions (issue 2: even for SIGINT and SIGQUIT when we
+        # started ignoring them), SIGHUP as we were given it, and every signal unblocked.
+        # Not posix_spawn: glibc's leaves its two internal signals ignored in the job.
+        defaults = [signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGCHLD]
+        defaults += [signal.SIGPIPE, signal.SIGXFSZ]
         inherited_hup = self.inherited_hup
         pid = os.fork()
         if pid == 0:  # the job
             try:
-                for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGCHLD):
-                    signal.signal(sig, signal.SIG_DFL)
-                for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+                for sig in defaults:
                     signal.signal(sig, signal.SIG_DFL)
                 signal.signal(signal.SIGHUP, inherited_hup)
                 signal.set_wakeup_fd(-1)
@@ -787,19 +913,28 @@ def _run_unsupervised(line: str, why: str, ledger: str, inherited_hup: Any) -> i
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGHUP, inherited_hup)
     shell, _ = user_shell()
-    os.execv(shell, [shell, "-c", line])
+    os.execve(shell, [shell, "-c", line], caller_environment())
 
 
 def _exit_like(code: int) -> int:
-    if code < 0:
-        sig = -code
-        if sig in _RERAISE:
-            if sig != signal.SIGKILL:
-                signal.signal(sig, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-            os.kill(os.getpid(), sig)
-        return 128 + sig
-    return code
+    """Our exit status for the job's: a job killed by a signal kills us by the same one,
+    so the caller sees what it would have seen without corral (except "core dumped": we
+    dump no core of our own, which would only hide the job's)."""
+    if code >= 0:
+        return code
+    sig = -code
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    except (ImportError, OSError, ValueError):
+        if sig in _CORE_SIGNALS:
+            return 128 + sig  # never dump a core of ours in place of the job's
+    if sig != signal.SIGKILL:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+    os.kill(os.getpid(), sig)
+    return 128 + sig  # a signal whose default is to do nothing (SIGCHLD, SIGWINCH, ...)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -812,7 +947,8 @@ def main(argv: list[str] | None = None) -> int:
     if opts["job"] is None:
         # Readers verify a supervisor by the token in its command line: put it there.
         token = os.urandom(16).hex()
-        os.execv(sys.executable, [sys.executable, "-I", "-S", __file__, "--job", token, *args])
+        argv = [sys.executable, "-I", "-S", __file__, "--job", token, *args]
+        os.execve(sys.executable, argv, caller_environment())
     if opts["session"] is None:
         opts["session"] = os.environ.get("CORRAL_SESSION") or os.environ.get(
             "CLAUDE_CODE_SESSION_ID"
@@ -854,4 +990,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stderr.flush()
+    os._exit(status)  # nothing is left to clean up: skip the interpreter's teardown
