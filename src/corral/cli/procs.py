@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from corral.errors import EXIT_FAILURE, CorralError, UsageError
+from corral.service.claude import Overview, overview
 
 ACTIONS = ("stop-all", "stop", "clean", "earlier")
 LOOSE_SHOWN = 15
@@ -53,65 +53,6 @@ def current_session(explicit: str | None) -> str | None:
         if value:
             return value
     return None
-
-
-@dataclass
-class Overview:
-    """The rows `/procs` shows, in its groups."""
-
-    session: str | None
-    project: str
-    mine: list[Any] = field(default_factory=list)  # JobView of this session
-    earlier: list[Any] = field(default_factory=list)  # JobView of sessions whose agent is gone
-    others: list[Any] = field(default_factory=list)  # JobView of other live sessions
-    loose: list[Any] = field(default_factory=list)  # ProcessView not supervised, of ours/earlier
-    listeners: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "session": self.session,
-            "project": self.project,
-            "session_jobs": [j.to_json() for j in self.mine],
-            "earlier_jobs": [j.to_json() for j in self.earlier],
-            "other_session_jobs": [j.to_json() for j in self.others],
-            "unsupervised": [p.to_json() for p in self.loose],
-            "other_listeners": self.listeners,
-        }
-
-
-def _inside(path: str | None, root: str) -> bool:
-    return path is not None and (path == root or path.startswith(root.rstrip("/") + "/"))
-
-
-def overview(session: str | None, folder: Path) -> Overview:
-    from corral.service import jobs, sessions
-
-    project = str(sessions.project_root(folder))
-    observed = sessions.observe()
-    agents = observed.attributed.agents
-    listing = sessions.list_processes(observed=observed)
-    result = Overview(session, project, warnings=list(listing.warnings))
-    job_listing = jobs.list_jobs()
-    result.warnings += job_listing.warnings
-    for job in job_listing.jobs:
-        if session is not None and job.session == session:
-            result.mine.append(job)
-        elif not _inside(job.cwd, project):
-            continue
-        elif job.session is not None and agents.get(job.session) == "alive":
-            result.others.append(job)
-        else:
-            result.earlier.append(job)
-    for view in listing.processes:
-        if view.attribution == "supervised" or not view.own:
-            continue
-        if (session is not None and view.session == session and view.attribution == "env") or (
-            view.orphaned and _inside(view.cwd, project)
-        ):
-            result.loose.append(view)
-    result.listeners = listing.other_listeners
-    return result
 
 
 def _job_lines(rows: list[Any]) -> list[str]:

@@ -10,7 +10,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -108,9 +108,12 @@ def admit(
     extra_runners: Sequence[str] | None = None,
     package_scripts: Mapping[str, str] | None = None,
     reserve: bool = True,
+    accept: Callable[[Decision], bool] | None = None,
 ) -> Decision:
     """The verdict for `line`; with `reserve`, a reservation held for each job it starts.
-    `extra_runners`: the user's long-runner patterns (None: from the configuration)."""
+    `extra_runners`: the user's long-runner patterns (None: from the configuration).
+    `accept(decision)`, asked under the lock before reserving: False means the caller will
+    not start the wrapped line, so nothing is reserved."""
     if extra_runners is None:
         from corral import config
 
@@ -132,6 +135,8 @@ def admit(
             package_scripts=package_scripts or {},
         )
         if decision.action != "wrap" or decision.job_token is None or not reserve:
+            return decision
+        if accept is not None and not accept(decision):
             return decision
         now = time.time()
         recorded = {r.id for r in ledger.read_all().records}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +36,28 @@ def rewritten_by_corral(line: str) -> bool:
     return SUPERVISOR in line or TMUX_WRAPPER in line
 
 
-def permission(line: str, project_dir: str, permission_mode: str | None) -> str:
-    """How Claude Code's own rules treat the original `line`: `allow`, `ask`, `deny`, `none`
-    (no rule speaks) or `unsure`. Only allow, ask and none let corral rewrite it."""
-    try:
-        from corral.adapters.claude_settings import load_rules
-        from corral.core.claude.permissions import verdict
-    except ImportError:
-        return "unsure"
-    rules = load_rules(project_dir, os.path.expanduser("~"))
-    return str(verdict(line, rules, permission_mode))
+def permission(
+    line: str, rewritten: str, cwd: str, project_dir: str, permission_mode: str | None
+) -> str:
+    """How Claude Code's own rules treat the original `line`, given the `rewritten` text the
+    hook would send instead: `allow`, `ask`, `deny`, `none` (no rule speaks) or `unsure`.
+    Only allow, ask and none let corral rewrite it."""
+    from corral.adapters.claude_settings import load_rules
+    from corral.core.claude.permissions import verdict
+
+    home = os.path.expanduser("~")
+    rules = load_rules(project_dir, home, config_dir=os.environ.get("CLAUDE_CONFIG_DIR"))
+
+    def cd_inside(target: str) -> bool:
+        where = os.path.normpath(os.path.join(cwd, os.path.expanduser(target)))
+        return _inside(where, project_dir)
+
+    return str(verdict(line, rules, permission_mode, rewritten=rewritten, cd_inside=cd_inside))
 
 
-def _inside(path: str, root: str) -> bool:
+def _inside(path: str | None, root: str) -> bool:
+    if path is None:
+        return False
     p, r = os.path.normpath(path), os.path.normpath(root)
     return p == r or p.startswith(r.rstrip("/") + "/")
 
@@ -109,3 +119,60 @@ def remember_background(session: str | None) -> None:
     from corral.service.sessions import observe
 
     observe()
+
+
+@dataclass
+class Overview:
+    """The rows `/procs` shows, in its groups."""
+
+    session: str | None
+    project: str
+    mine: list[Any] = field(default_factory=list)  # JobView of this session
+    earlier: list[Any] = field(default_factory=list)  # JobView of sessions whose agent is gone
+    others: list[Any] = field(default_factory=list)  # JobView of other live sessions
+    loose: list[Any] = field(default_factory=list)  # ProcessView not supervised, of ours/earlier
+    listeners: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "project": self.project,
+            "session_jobs": [j.to_json() for j in self.mine],
+            "earlier_jobs": [j.to_json() for j in self.earlier],
+            "other_session_jobs": [j.to_json() for j in self.others],
+            "unsupervised": [p.to_json() for p in self.loose],
+            "other_listeners": self.listeners,
+        }
+
+
+def overview(session: str | None, folder: Path) -> Overview:
+    """What `/procs` shows for `session` in `folder`'s project: this session's jobs, earlier
+    sessions' jobs, other live sessions' jobs, unsupervised leftovers, other listeners."""
+    from corral.service import sessions
+
+    project = str(sessions.project_root(folder))
+    observed = sessions.observe()
+    agents = observed.attributed.agents
+    listing = sessions.list_processes(observed=observed)
+    result = Overview(session, project, warnings=list(listing.warnings))
+    job_listing = jobs.list_jobs()
+    result.warnings += job_listing.warnings
+    for job in job_listing.jobs:
+        if session is not None and job.session == session:
+            result.mine.append(job)
+        elif not _inside(job.cwd, project):
+            continue
+        elif job.session is not None and agents.get(job.session) == "alive":
+            result.others.append(job)
+        else:
+            result.earlier.append(job)
+    for view in listing.processes:
+        if view.attribution == "supervised" or not view.own:
+            continue
+        if (session is not None and view.session == session and view.attribution == "env") or (
+            view.orphaned and _inside(view.cwd, project)
+        ):
+            result.loose.append(view)
+    result.listeners = listing.other_listeners
+    return result

@@ -47,22 +47,29 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     settings = config.load()
     mode = payload.get("permission_mode")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
-    verdict = claude.permission(line, project, mode if isinstance(mode, str) else None)
-    if verdict == "deny":
-        return None  # Claude Code denies it as usual; a rewrite would dodge the rule
+    verdicts: list[str] = []
+
+    def accept(decision: Decision) -> bool:
+        """Reserve the job only when the user's rules let corral rewrite the line."""
+        assert decision.rewritten is not None
+        mode_text = mode if isinstance(mode, str) else None
+        verdicts.append(claude.permission(line, decision.rewritten, cwd, project, mode_text))
+        return verdicts[-1] in REWRITES
+
     decision = admit(
         line,
         background=tool_input.get("run_in_background") is True,
         cwd=cwd,
         wrapper=claude.wrapper(settings),
         extra_runners=config.extra_runners(settings),
-        reserve=verdict in REWRITES,
+        accept=accept,
     )
+    verdict = verdicts[-1] if verdicts else "none"
     out: dict[str, Any] = {"hookEventName": "PreToolUse"}
     if decision.action == "refuse" and decision.refusal:
         out["permissionDecision"] = "deny"
         out["permissionDecisionReason"] = decision.refusal
-    elif decision.action == "wrap" and decision.rewritten and verdict in REWRITES:
+    elif decision.action == "wrap" and decision.rewritten and verdicts and verdict in REWRITES:
         out["updatedInput"] = {**tool_input, "command": decision.rewritten}
         out["additionalContext"] = context(decision)
         if verdict in ("allow", "ask"):

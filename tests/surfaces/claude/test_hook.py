@@ -1,0 +1,250 @@
+"""The Claude Code hook as Claude Code runs it: a `python -I -S` process fed JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corral.core.shell.plain import may_start_runner
+from corral.core.shell.runners import trigger_words
+from corral.surfaces.claude import hook, triggers
+from tests.helpers import alive, corral, record, start_job, wait_for
+
+HOOK = Path(hook.__file__).resolve()
+# Session ids are global: a stop by session reaches every process that carries the id, so each
+# test that ends a session uses its own.
+SESSION = str(uuid.uuid4())
+
+
+def payload(command: str, cwd: Path, **tool_input: Any) -> dict[str, Any]:
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": SESSION,
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"command": command, "description": "d", **tool_input},
+    }
+
+
+def run_hook(
+    event: str, data: Any, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    text = data if isinstance(data, str) else json.dumps(data)
+    return subprocess.run(
+        hook.command(event), input=text, capture_output=True, text=True, timeout=60,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def answer(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    out: dict[str, Any] = json.loads(result.stdout)["hookSpecificOutput"]
+    return out
+
+
+def stop_all() -> None:
+    corral("stop", "--all", check=True)
+
+
+def test_command_is_absolute_and_isolated() -> None:
+    argv = hook.command("pre-tool-use")
+    assert argv[:3] == [sys.executable, "-I", "-S"]
+    assert Path(argv[3]) == HOOK and argv[4] == "pre-tool-use"
+    with pytest.raises(ValueError, match="unknown hook event"):
+        hook.command("pre")
+
+
+def test_plain_line_is_answered_with_nothing_and_loads_nothing_heavy(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", *hook.command("pre-tool-use")[1:]],
+        input=json.dumps(payload("ls -la | grep x > out.txt", tmp_path)),
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert result.stdout == ""
+    modules = {line.split("|")[2].strip() for line in result.stderr.splitlines()[1:]}
+    heavy = {"json", "re", "enum", "typing", "dataclasses", "pathlib", "tree_sitter", "psutil",
+             "site", "socket", "corral.core.shell.plan"}  # fmt: skip
+    assert not heavy & modules
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["", "not json", "[1, 2", '{"tool_name": "Bash"} trailing', "NaN", json.dumps([1]),
+     json.dumps({"tool_name": "Bash", "tool_input": {"command": 7}}),
+     json.dumps({"tool_name": "Bash", "tool_input": "npm run dev"}),
+     json.dumps({"tool_name": "Bash", "tool_input": {"command": "npm run dev"}, "cwd": "/nope"})],
+)  # fmt: skip
+def test_unreadable_input_fails_open(data: str, corral_home: Path) -> None:
+    result = run_hook("pre-tool-use", data)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert not (corral_home / "ledger").exists()
+
+
+def test_internal_error_fails_open_with_one_log_line(tmp_path: Path, corral_home: Path) -> None:
+    (corral_home / "ledger").write_text("a file where the ledger folder should be")
+    (corral_home / "admission.lock").mkdir()  # the admission lock cannot be opened
+    result = run_hook("pre-tool-use", payload("npm run dev", tmp_path))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    [line] = (corral_home / "corral.log").read_text().splitlines()
+    assert "hook" in line and "pre-tool-use" in line
+
+
+def test_other_tools_are_left_alone(tmp_path: Path) -> None:
+    data = {**payload("npm run dev", tmp_path), "tool_name": "Write"}
+    assert run_hook("pre-tool-use", data).stdout == ""
+
+
+def test_background_server_is_wrapped_keeping_every_field(tmp_path: Path) -> None:
+    line = "python3 -m http.server 8765"
+    result = answer(
+        run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True, timeout=5000))
+    )
+    new = result["updatedInput"]
+    assert {k: v for k, v in new.items() if k != "command"} == {
+        "description": "d", "run_in_background": True, "timeout": 5000
+    }  # fmt: skip
+    words = new["command"].split(" ")
+    assert words[:4] == [sys.executable, "-I", "-S", str(HOOK.parents[2] / "supervisor.py")]
+    assert "--task" in words and new["command"].endswith(f"-- '{line}'")
+    token = words[words.index("--job") + 1]
+    assert f"job {token[:8]}" in result["additionalContext"]
+    assert f"corral stop {token[:8]}" in result["additionalContext"]
+    assert "permissionDecision" not in result  # no rule speaks for this line
+
+
+def test_trailing_ampersand_line_is_detached(tmp_path: Path) -> None:
+    result = answer(run_hook("pre-tool-use", payload("sleep 300 > s.log 2>&1 &", tmp_path)))
+    command = result["updatedInput"]["command"]
+    assert "--detached" in command.split() and command.endswith("-- 'sleep 300 > s.log 2>&1 ' &")
+
+
+def test_line_already_wrapped_is_not_wrapped_again(tmp_path: Path) -> None:
+    first = answer(run_hook("pre-tool-use", payload("sleep 300 &", tmp_path)))
+    again = run_hook("pre-tool-use", payload(first["updatedInput"]["command"], tmp_path))
+    assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_second_copy_of_a_running_server_is_refused(tmp_path: Path, corral_home: Path) -> None:
+    line = "python3 -m http.server 8766 --bind 127.0.0.1"
+    first = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+    command = first["updatedInput"]["command"]
+    token = command.split()[command.split().index("--job") + 1]
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.DEVNULL)
+    try:
+        wait_for((corral_home / "ledger" / f"{token}.json").exists, 10, "the record")
+        again = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+        assert again["permissionDecision"] == "deny"
+        assert token[:8] in again["permissionDecisionReason"]
+        assert "corral stop" in again["permissionDecisionReason"]
+        assert "updatedInput" not in again
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def test_user_long_runners_from_config_are_candidates(tmp_path: Path, corral_home: Path) -> None:
+    (corral_home / "config.toml").write_text('long_runners = ["myserve dev"]\n')
+    result = answer(run_hook("pre-tool-use", payload("./bin/myserve dev", tmp_path)))
+    assert "--task" in result["updatedInput"]["command"].split()
+    cache = (corral_home / "cache" / "long-runners").read_text().split()
+    assert cache[1:] == ["myserve"]
+    time.sleep(0.01)  # a new mtime for the edited file
+    (corral_home / "config.toml").write_text('long_runners = ["otherserve"]\n')
+    assert run_hook("pre-tool-use", payload("./bin/myserve dev", tmp_path)).stdout == ""
+    assert (corral_home / "cache" / "long-runners").read_text().split()[1:] == ["otherserve"]
+
+
+def test_session_start_names_running_jobs_and_sets_the_env_file(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    job = start_job("sleep 300", cwd=tmp_path)
+    env_file = tmp_path / "claude-env"
+    try:
+        data = {"hook_event_name": "SessionStart", "session_id": SESSION, "cwd": str(tmp_path)}
+        result = answer(run_hook("session-start", data, {"CLAUDE_ENV_FILE": str(env_file)}))
+        assert job["id"][:8] in result["additionalContext"]
+        assert "sleep 300" in result["additionalContext"]
+        assert env_file.read_text() == f"export CORRAL_SESSION={SESSION}\n"
+    finally:
+        stop_all()
+
+
+def test_session_start_with_nothing_running_says_nothing(tmp_path: Path) -> None:
+    data = {"hook_event_name": "SessionStart", "session_id": SESSION, "cwd": str(tmp_path)}
+    assert run_hook("session-start", data).stdout == ""
+
+
+def test_session_end_terminate_policy_stops_the_sessions_jobs(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    (corral_home / "config.toml").write_text('session_end = "terminate"\n')
+    session = str(uuid.uuid4())
+    mine = start_job("sleep 300", "--session", session, cwd=tmp_path)
+    other = start_job("sleep 301", "--session", str(uuid.uuid4()), cwd=tmp_path)
+    try:
+        data = {"hook_event_name": "SessionEnd", "session_id": session, "cwd": str(tmp_path)}
+        result = run_hook("session-end", data)
+        assert (result.returncode, result.stdout) == (0, "")
+        wait_for(lambda: not alive(mine["pid"]), 20, "the session's job to stop")
+        assert alive(other["pid"])
+        assert record(corral_home, mine["id"])["state"] == "stopped"
+    finally:
+        stop_all()
+
+
+def test_session_end_keep_policy_keeps_them(tmp_path: Path) -> None:
+    session = str(uuid.uuid4())
+    mine = start_job("sleep 300", "--session", session, cwd=tmp_path)
+    try:
+        data = {"hook_event_name": "SessionEnd", "session_id": session, "cwd": str(tmp_path)}
+        assert run_hook("session-end", data).stdout == ""
+        time.sleep(0.3)
+        assert alive(mine["pid"])
+    finally:
+        stop_all()
+
+
+def test_post_tool_use_of_a_background_task_answers_nothing(tmp_path: Path) -> None:
+    data = {
+        **payload("sleep 1", tmp_path, run_in_background=True),
+        "hook_event_name": "PostToolUse",
+        "tool_response": {"backgroundTaskId": "b1", "stdout": "", "stderr": ""},
+    }
+    result = run_hook("post-tool-use", data)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_trigger_words_match_the_runners_table() -> None:
+    assert trigger_words(()) == triggers.WORDS
+    assert Path(triggers.__file__).read_text() == triggers.source()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list(" \t\n;|&<>()'\"`=/.-_~\u00a0\u2028abcnpmvitepython3")))
+    | st.text()
+)
+def test_fast_path_agrees_with_the_line_reader(line: str) -> None:
+    quick = hook.may_need_supervision(line, False)
+    assert quick == ("&" in line or may_start_runner(line))
+
+
+def test_parse_agrees_with_json() -> None:
+    for text in ['{"a": [1, 2.5, true, null, "x\\u00e9"], "b": {}}', " [] ", '"s"', "-0.5e3"]:
+        assert hook.parse(text) == json.loads(text)
+    for bad in ["", "{", "[1,]", "NaN", "Infinity", "{} {}", "'x'"]:
+        with pytest.raises(ValueError):
+            hook.parse(bad)
