@@ -3,6 +3,11 @@
 Task mode (default) replaces this process with the supervisor (or, with the tmux backend, the
 tmux wrapper): stdout, stderr and the exit status are the command's own. `-d` starts the job
 detached and returns at once; with the tmux backend it runs in a window of its own.
+
+Like the Claude Code hook, it refuses to start a second copy of a job already running in
+the same folder, or a job that asks for a port something already holds, and says what to
+reuse (exit 1, nothing started); `--force` starts it anyway. The job's identity and port
+are recorded, so later starts (through the hook or the CLI) see it.
 """
 
 from __future__ import annotations
@@ -12,13 +17,13 @@ import os
 import shlex
 import sys
 
-from corral.errors import UsageError
+from corral.errors import EXIT_FAILURE, UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
-        "corral run [-d] [--session S] [--grace SECONDS] [--backend group|tmux] [--json] "
-        "(-c LINE | -- CMD ...)"
+        "corral run [-d] [--force] [--session S] [--grace SECONDS] [--backend group|tmux] "
+        "[--json] (-c LINE | -- CMD ...)"
     )
     parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
     parser.add_argument(
@@ -26,6 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--detached",
         action="store_true",
         help="start the job and return at once; it keeps running",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="start it even if the same job already runs in this folder or its port is held "
+        "(by default corral refuses and names what to reuse)",
     )
     parser.add_argument("--session", help="the agent session that owns the job")
     parser.add_argument(
@@ -62,21 +73,39 @@ def main(args: argparse.Namespace) -> int:
         from corral import config
 
         backend = config.backend()
+    admitted = runner.admit(line, cwd=os.getcwd(), force=args.force)
+    if admitted.refusal is not None:
+        return _refused(admitted.refusal, json_out=args.json and args.detached)
     if not args.detached and backend == "tmux":
         from corral import tmux_wrapper
 
         options = ["--session", session] if session else []
         options += ["--grace", f"{args.grace:g}"] if args.grace is not None else []
-        argv = tmux_wrapper.wrapper_argv(line, token=runner.new_token(), options=options)
+        options += ["--identity", admitted.identity] if admitted.identity else []
+        options += ["--port", str(admitted.port)] if admitted.port is not None else []
+        argv = tmux_wrapper.wrapper_argv(line, token=admitted.token, options=options)
         sys.stdout.flush()
         os.execv(argv[0], argv)
     if not args.detached:
         argv = runner.supervisor_argv(
-            line, token=runner.new_token(), session=session, grace=args.grace
+            line,
+            token=admitted.token,
+            session=session,
+            grace=args.grace,
+            identity=admitted.identity,
+            port=admitted.port,
         )
         sys.stdout.flush()
         os.execv(argv[0], argv)
-    started = runner.start_detached(line, session=session, grace=args.grace, backend=backend)
+    started = runner.start_detached(
+        line,
+        session=session,
+        grace=args.grace,
+        backend=backend,
+        token=admitted.token,
+        identity=admitted.identity,
+        port=admitted.port,
+    )
     if started.warning:
         print(started.warning, file=sys.stderr)
     if args.json:
@@ -105,3 +134,14 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(f"started unsupervised (corral could not supervise it; see {started.log})")
     return 0
+
+
+def _refused(refusal: str, *, json_out: bool) -> int:
+    """Nothing was started: say why (in the envelope's errors with --json)."""
+    if json_out:
+        from corral.core.envelope import dumps
+
+        print(dumps(None, [refusal]))
+    else:
+        print(f"{refusal}\n(to start it anyway: corral run --force ...)", file=sys.stderr)
+    return EXIT_FAILURE

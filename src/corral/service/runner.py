@@ -18,6 +18,37 @@ def new_token() -> str:
     return os.urandom(16).hex()
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """How `corral run` may start a line: the job token (a reservation's, when one is held),
+    the identity and port the ledger records for duplicate checks, or why it is refused."""
+
+    token: str
+    identity: str | None = None
+    port: int | None = None
+    refusal: str | None = None
+
+
+def admit(line: str, *, cwd: str, force: bool = False) -> Admitted:
+    """Judge `line` as the Claude Code hook judges a call run in the background (corral run
+    supervises the whole line): refused if the same job already runs in the same folder or
+    a port it asks for is held. `force` skips the refusal (and reserves nothing) but still
+    records the identity and port, so later starts see this job."""
+    from corral.service.admission import admit as decide
+
+    try:
+        decision = decide(
+            line, background=True, cwd=cwd, wrapper=("corral", "run"), reserve=not force
+        )
+    except OSError:  # corral's state folder is unusable: the supervisor will say so and run it
+        return Admitted(new_token())
+    identity = decision.jobs[0].identity if decision.jobs else None
+    port = next((job.port for job in decision.jobs if job.port is not None), None)
+    if decision.action == "refuse" and not force:
+        return Admitted(new_token(), identity, port, decision.refusal)
+    return Admitted(decision.job_token or new_token(), identity, port)
+
+
 def supervisor_argv(
     line: str,
     *,
@@ -60,14 +91,26 @@ def start_detached(
     grace: float | None = None,
     cwd: str | None = None,
     backend: str = "group",
+    token: str | None = None,
+    identity: str | None = None,
+    port: int | None = None,
 ) -> Started:
     """Start `line` detached; its output goes to a log file (and, with the tmux backend, to
     its window). Returns once it is recorded. If the tmux backend cannot be used, the job
-    starts with the default backend and `warning` says why."""
-    token = new_token()
+    starts with the default backend and `warning` says why. `token` (default: a new one),
+    `identity` and `port` are recorded in the ledger, for later duplicate checks."""
+    token = token or new_token()
     logs = paths.ensure_private_dir(paths.home() / "logs")
     log_path = logs / f"{token}.log"
-    argv = supervisor_argv(line, token=token, mode="detached", session=session, grace=grace)
+    argv = supervisor_argv(
+        line,
+        token=token,
+        mode="detached",
+        session=session,
+        grace=grace,
+        identity=identity,
+        port=port,
+    )
     warning = None
     if backend == "tmux":
         options = argv[argv.index("--job") :]  # the supervisor's options, then -- LINE
