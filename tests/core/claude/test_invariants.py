@@ -17,8 +17,8 @@ EXTRA = ("Bash(npm:*)", "Bash(cd:*)", "Bash(* dev)", "Bash(echo hi)", "bash(x)",
 
 def _verdict(case: Case, **more: tuple[str, ...]) -> Verdict:
     lists = {"allow": case.allow, "ask": case.ask, "deny": case.deny}
-    for kind, rules in more.items():
-        lists[kind] = (*lists[kind], *rules)
+    for kind, added in more.items():
+        lists[kind] = (*lists[kind], *added)
     rules = parse_rules(lists["allow"], lists["ask"], lists["deny"])
     return verdict(case.line, rules, case.mode, rewritten=WRAPPED)
 
