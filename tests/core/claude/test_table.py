@@ -110,7 +110,7 @@ CASES = {
     "dontask-no-rule": Case("npm run dev", U, mode="dontAsk"),
     "accept-edits-allow": Case("npm run dev", A, allow=NRD, mode="acceptEdits"),
     "accept-edits-no-rule": Case("npm run dev", N, mode="acceptEdits"),
-    "plan-allow": Case("npm run dev", A, allow=NRD, mode="plan"),
+    "plan-allow": Case("npm run dev", U, allow=NRD, mode="plan"),  # a hook's allow is not a rule's
     "plan-no-rule": Case("npm run dev", U, mode="plan"),
     "auto-ask": Case("npm run dev", K, ask=NRD, mode="auto"),
     "auto-no-rule": Case("npm run dev", U, mode="auto"),

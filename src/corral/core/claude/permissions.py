@@ -191,7 +191,9 @@ def _verdict(
     if any(_possible(rule, folded) for rule in rules.ask):
         return Verdict.UNSURE
     if _all_allowed(script, subs, source, rules.allow, cd_inside):
-        return Verdict.ALLOW
+        # In plan mode an allow rule runs the line, but a hook's "allow" does not (checked):
+        # the rewrite would go to the classifier instead.
+        return Verdict.UNSURE if mode == "plan" else Verdict.ALLOW
     if mode in _RULES_ONLY_MODES:
         return Verdict.UNSURE
     if mode != "bypassPermissions" and any(_may_allow(r, rewritten) for r in rules.allow):
