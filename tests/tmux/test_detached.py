@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import alive, corral, job_pids, wait_for
+from tests.helpers import alive, corral, corral_json, job_pids, record, wait_for
 from tests.tmux.conftest import TmuxEnv
 
 
@@ -96,3 +98,33 @@ def test_a_detached_line_that_uses_tmux_is_not_put_in_a_window(tmux_env: TmuxEnv
     assert (job["backend"], job["tmux"]) == ("group", None)
     assert tmux_env.windows() == []
     assert corral("stop", job["id"]).returncode == 0
+
+
+SERVER = f"{sys.executable} -m http.server 0 --bind 127.0.0.1"
+
+
+def test_a_second_copy_in_a_window_is_refused(tmux_env: TmuxEnv, corral_home: Path) -> None:
+    job = _start("--backend", "tmux", "-c", SERVER)
+    assert record(corral_home, job["id"])["identity"]
+    refused = corral("run", "-d", "--backend", "tmux", "-c", SERVER)
+    assert refused.returncode == 1 and f"corral stop {job['id']}" in refused.stderr
+    assert len(tmux_env.windows()) == 1
+    _stop_and_check(tmux_env, job)
+
+
+def test_a_task_in_a_window_records_its_identity(tmux_env: TmuxEnv, corral_home: Path) -> None:
+    task = subprocess.Popen(
+        [sys.executable, "-m", "corral", "run", "--backend", "tmux", "-c", SERVER],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        (job,) = wait_for(lambda: corral_json("ls")["data"], what="the task's record")
+        assert record(corral_home, job["id"])["identity"]
+        explained = json.loads(corral("explain", "--json", "--", SERVER).stdout)["data"]
+        assert explained["action"] == "refuse" and job["id"] in explained["refusal"]
+        assert corral("stop", job["id"]).returncode == 0
+    finally:
+        task.kill()
+        task.wait()
+    wait_for(lambda: tmux_env.windows() == [], what="window closed")

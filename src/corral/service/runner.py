@@ -30,15 +30,16 @@ class Admitted:
 
 
 def admit(line: str, *, cwd: str, force: bool = False) -> Admitted:
-    """Judge `line` as the Claude Code hook judges a call run in the background (corral run
-    supervises the whole line): refused if the same job already runs in the same folder or
-    a port it asks for is held. `force` skips the refusal (and reserves nothing) but still
-    records the identity and port, so later starts see this job."""
+    """Judge `line` as the Claude Code hook judges the same line typed in the foreground:
+    refused if a long runner it starts already runs in the same folder, or a port it asks
+    for is held. A line that starts no long runner and sends nothing to the background is
+    never refused (nor does it load the grammar). `force` skips the refusal and reserves
+    nothing, but the identity and port are still recorded, so later starts see this job."""
     from corral.service.admission import admit as decide
 
     try:
         decision = decide(
-            line, background=True, cwd=cwd, wrapper=("corral", "run"), reserve=not force
+            line, background=False, cwd=cwd, wrapper=("corral", "run"), reserve=not force
         )
     except OSError:  # corral's state folder is unusable: the supervisor will say so and run it
         return Admitted(new_token())
