@@ -59,6 +59,7 @@ CASES = {
     "quoted-word": Case('npm run "dev" --  --port 3000', N, allow=NRD),
     "nohup-seen-through": Case("nohup npm run dev", A, allow=NRD),
     "time-seen-through": Case("time npm run dev", A, allow=NRD),
+    "exact-not-through-wrapper": Case("nohup npm run dev", N, allow=("Bash(npm run dev)",)),
     "path-checked-command": Case("touch ran", N, allow=("Bash(touch:*)",)),
     "cd-outside-with-rule": Case("cd /tmp && npm run dev", N, allow=("Bash(cd:*)", *NRD)),
     # `Bash(*)` would also allow the rewrite, which hides the `.git` write: unsure

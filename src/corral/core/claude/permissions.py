@@ -228,8 +228,9 @@ def _precise(rule: Rule, sub: _Sub, *, strict: bool) -> bool:
     if strict and sub.command.assignments:
         return False
     text = sub.text
-    if rule.kind is Kind.EXACT:
-        return sub.plain and not sub.command.assignments and text == rule.body
+    if rule.kind is Kind.EXACT:  # only the line as written: no wrapper seen through
+        written = " ".join(w.value for w in sub.command.words) if sub.command.words else text
+        return sub.plain and not sub.command.assignments and written == rule.body
     if rule.kind is Kind.PREFIX:
         return text == rule.body or text.startswith(rule.body + " ")
     stars = rule.body.count("*")
