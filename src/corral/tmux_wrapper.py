@@ -3,15 +3,14 @@ behaves towards its caller exactly as the line would.
 
 usage: python3 -I -S tmux_wrapper.py [SUPERVISOR OPTIONS] -- LINE
        python3 -I -S tmux_wrapper.py --detached LOG [SUPERVISOR OPTIONS] -- LINE
-       python3 -I -S tmux_wrapper.py --pane DIR      (what runs inside the window)
 
 With --detached LOG it starts the job in a window and returns once the job is recorded,
 printing `tmux PID ok|unsupervised SESSION:WINDOW`; or, when the job must use the default
 backend (tmux unavailable: one warning line on stderr; a line that uses tmux), `group`.
 
 The wrapper makes a private 0700 folder, opens a window named after the job in the
-project's tmux session, and the pane runner in that window starts the real supervisor
-(same ledger, markers and stop rules) with:
+project's tmux session, and the pane runner in that window (tmux_pane.py) starts the real
+supervisor (same ledger, markers and stop rules) with:
 
 - stdin: the wrapper's own stdin, handed over as a file descriptor (SCM_RIGHTS on a Unix
   socket in the private folder), so a line that reads stdin reads what the caller gave it
@@ -59,18 +58,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
     from _socket import socket
-    from collections.abc import Callable
 
     from corral.adapters.tmux import TmuxError, Window
 else:
     import _signal as signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if __name__ == "__main__" and os.path.dirname(HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(HERE))  # -I -S: the package next to this file
+# the pane runner's module: stdlib only, like this one; it owns the private folder's layout
+from corral.tmux_pane import ERR, OUT, READY, SOCK, STATUS, in_folder, write_all, write_spec  # noqa: E402
+
 SUPERVISOR = os.path.join(HERE, "supervisor.py")
+PANE_RUNNER = os.path.join(HERE, "tmux_pane.py")
 _RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE)
-# the private folder's entries: the job's spec, its output FIFOs, its wait status, the
-# socket that hands the wrapper's stdin over, and the FIFO a detached start waits on
-_SPEC, _OUT, _ERR, _STATUS, _SOCK, _READY = "spec", "out", "err", "status", "sock", "ready"
 COLOR_ENV = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")  # the user decided already
 
 
@@ -111,33 +112,6 @@ def _exit_like(status: int) -> int:
     return 128 + sig
 
 
-def _write_all(fd: int, data: bytes) -> bool:
-    """Write everything (waiting when fd is non-blocking and full); False once it is closed."""
-    import select
-
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            select.select([], [fd], [])
-        except OSError:  # EPIPE: the reader went away; keep draining so the job is not held
-            return False
-    return True
-
-
-def _in_folder(folder: str, action: Callable[[], object]) -> None:
-    """Run `action` with `folder` as the current folder: a socket's path is at most 104
-    bytes, so it is bound and reached by its short relative name."""
-    here = os.open(".", getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
-    try:
-        os.chdir(folder)
-        action()
-    finally:
-        os.fchdir(here)
-        os.close(here)
-
-
 def fallback_warning(exc: TmuxError) -> str:
     return (
         f"corral: tmux backend unavailable ({exc.message or exc}); "
@@ -150,8 +124,6 @@ def fallback_warning(exc: TmuxError) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--pane"] and len(args) == 2:
-        return pane_main(args[1])
     options, line = _split(args)
     if "--job" not in options:
         options = ["--job", os.urandom(16).hex(), *options]
@@ -159,8 +131,6 @@ def main(argv: list[str] | None = None) -> int:
         return _detached_main(options[1], options[2:], line)
     if uses_tmux(line):
         return _exec_default(options, line)
-    if os.path.dirname(HERE) not in sys.path:  # -I -S: the package next to this file
-        sys.path.insert(0, os.path.dirname(HERE))
     import _socket
 
     from corral.adapters import tmux
@@ -173,12 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     private = _private_dir()
     try:
         fifos = {}
-        for name, out in ((_OUT, 1), (_ERR, 2)):
+        for name, out in ((OUT, 1), (ERR, 2)):
             path = os.path.join(private, name)
             os.mkfifo(path, 0o600)
             fifos[os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)] = out
         listener = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        _in_folder(private, lambda: listener.bind(_SOCK))  # only our uid can reach it: 0700
+        in_folder(private, lambda: listener.bind(SOCK))  # only our uid can reach it: 0700
         listener.listen(1)
         listener.setblocking(False)
         sup = [sys.executable, "-I", "-S", SUPERVISOR, "--task", *options, "--", line]
@@ -234,8 +204,8 @@ def open_job_window(private: str, line: str, sup: list[str], cwd: str, log: str 
             env.update(FORCE_COLOR="1", CLICOLOR_FORCE="1")
         keep = config.tmux_keep_windows(settings)
         head = ["1" if keep else "0", f"{session}:{name}", cwd, "1" if color else "0", log]
-        _write_spec(private, head, sup, env)
-        runner = [sys.executable, "-I", "-S", os.path.abspath(__file__), "--pane", private]
+        write_spec(private, head, sup, env)
+        runner = [sys.executable, "-I", "-S", PANE_RUNNER, private]
         return tmux.new_window(session, name, cwd, runner, server)
     finally:
         if lock is not None:
@@ -257,15 +227,6 @@ def _name_lock(options: list[str]) -> int | None:
     os.set_inheritable(fd, False)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
-
-
-def _write_spec(private: str, head: list[str], argv: list[str], env: dict[str, str]) -> None:
-    fields = [*head, str(len(argv)), *argv, *(f"{k}={v}" for k, v in env.items())]
-    fd = os.open(os.path.join(private, _SPEC), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        _write_all(fd, "\0".join(fields).encode("utf-8", "surrogateescape"))
-    finally:
-        os.close(fd)
 
 
 def _proxy(
@@ -298,7 +259,7 @@ def _proxy(
                         data = b""
                     if not data:
                         break
-                    writable[out] = writable[out] and _write_all(out, data)
+                    writable[out] = writable[out] and write_all(out, data)
                 os.close(fd)
                 del fifos[fd]
             break
@@ -315,7 +276,7 @@ def _proxy(
                 if _hand_over_stdin(listener, stdin_closed):
                     poller.unregister(fd)
                     listener.close()
-                    os.unlink(os.path.join(private, _SOCK))
+                    os.unlink(os.path.join(private, SOCK))
             elif fd in fifos:
                 try:
                     data = os.read(fd, 65536)
@@ -323,7 +284,7 @@ def _proxy(
                     continue
                 if data:
                     out = fifos[fd]
-                    writable[out] = writable[out] and _write_all(out, data)
+                    writable[out] = writable[out] and write_all(out, data)
                 else:
                     poller.unregister(fd)
                     os.close(fd)
@@ -332,7 +293,7 @@ def _proxy(
         os.close(runner_fd)
     listener.close()
     try:
-        with open(os.path.join(private, _STATUS)) as f:
+        with open(os.path.join(private, STATUS)) as f:
             return int(f.read()), None
     except (OSError, ValueError):
         return None, None
@@ -387,8 +348,6 @@ def _hand_over_stdin(listener: socket, closed: bool) -> bool:
 
 
 def _detached_main(log: str, options: list[str], line: str) -> int:
-    if os.path.dirname(HERE) not in sys.path:
-        sys.path.insert(0, os.path.dirname(HERE))
     from corral.adapters import tmux
 
     if uses_tmux(line):
@@ -416,7 +375,7 @@ def start_detached(
 
     private = _private_dir()
     try:
-        path = os.path.join(private, _READY)
+        path = os.path.join(private, READY)
         os.mkfifo(path, 0o600)
         ready = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
@@ -473,179 +432,6 @@ def _read_ready(fd: int, runner_pid: int, timeout: float) -> bytes:
 
 
 # -- the pane runner (inside the tmux window) ----------------------------------------------
-
-
-def pane_main(private: str) -> int:
-    spec_path = os.path.join(private, _SPEC)
-    try:
-        with open(spec_path, "rb") as f:
-            fields = f.read().decode("utf-8", "surrogateescape").split("\0")
-        os.unlink(spec_path)
-    except OSError as exc:
-        sys.stderr.write(f"corral: cannot read the job's spec: {exc}\n")
-        return 1
-    keep, target, cwd, color, log = fields[0] == "1", fields[1], fields[2], fields[3], fields[4]
-    count = int(fields[5])
-    argv = fields[6 : 6 + count]
-    env = dict(e.split("=", 1) for e in fields[6 + count :] if "=" in e)
-    meta = {
-        "backend": "tmux",
-        "tmux": target,
-        "tmux_pane": os.environ.get("TMUX_PANE", ""),
-        "tmux_socket": os.environ.get("TMUX", "").split(",")[0],
-        "tmux_pane_pid": str(os.getpid()),
-    }
-    extra = [word for k, v in meta.items() for word in ("--meta", f"{k}={v}")]
-    ready = _open_writer(os.path.join(private, _READY))  # a detached start waits on it
-    if ready is not None:
-        extra += ["--ready-fd", str(ready)]
-    cut = argv.index("--")
-    argv[cut:cut] = extra
-    stdin = _job_stdin(private)
-    copies = [[_open_writer(os.path.join(private, name))] for name in (_OUT, _ERR)]
-    if log:
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        copies[0].append(fd)
-        copies[1].append(fd)
-    pipes = [os.pipe(), os.pipe()]
-    pid = os.fork()
-    if pid == 0:  # the supervisor, in a session of its own: the pane's terminal is ours
-        try:
-            os.setsid()
-            if stdin is None:
-                os.close(0)
-            else:
-                os.dup2(stdin, 0)
-            os.dup2(pipes[0][1], 1)
-            os.dup2(pipes[1][1], 2)
-            if ready is not None:
-                os.set_inheritable(ready, True)
-            os.chdir(cwd)
-            os.execve(argv[0], argv, env)
-        except BaseException as exc:  # noqa: BLE001 - the child must never return into our code
-            os.write(2, f"corral: cannot start the supervisor: {exc}\n".encode())
-        finally:
-            os._exit(127)
-    # Ctrl-C typed in the pane interrupts the job; a closed window (SIGHUP) stops it.
-    signal.signal(signal.SIGINT, lambda *_: _send(pid, signal.SIGINT))
-    signal.signal(signal.SIGHUP, lambda *_: _send(pid, signal.SIGTERM))
-    for end in (stdin, pipes[0][1], pipes[1][1]):
-        if end is not None:
-            os.close(end)
-    if ready is not None:
-        _write_all(ready, f"pid {pid}\n".encode())
-        os.close(ready)
-    _tee({pipes[0][0]: copies[0], pipes[1][0]: copies[1]}, color == "1")
-    for sig in (signal.SIGINT, signal.SIGHUP):  # before the reap: its pid may be reused after
-        signal.signal(sig, signal.SIG_IGN)
-    _, status = os.waitpid(pid, 0)
-    temp = os.path.join(private, _STATUS + ".tmp")
-    try:
-        with open(temp, "w") as f:
-            f.write(str(status))
-        os.replace(temp, os.path.join(private, _STATUS))
-    except OSError:
-        pass  # no wrapper (detached), or it is gone with its folder: nobody waits for it
-    for fd in {fd for sinks in copies for fd in sinks if fd is not None}:
-        os.close(fd)
-    if keep:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        code = os.waitstatus_to_exitcode(status)
-        os.write(1, f"\r\n[corral] job ended ({code}); press Enter to close\r\n".encode())
-        try:
-            os.read(0, 1)
-        except (OSError, KeyboardInterrupt):
-            pass
-    return 0
-
-
-def _send(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except OSError:
-        pass  # it has ended
-
-
-def _job_stdin(private: str) -> int | None:
-    """The job's stdin: the wrapper's own (None: it is closed), else /dev/null (detached, or
-    the wrapper is gone)."""
-    import _socket
-
-    if os.path.exists(os.path.join(private, _SOCK)):
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        try:
-            _in_folder(private, lambda: sock.connect(_SOCK))
-            data, ancillary, _, _ = sock.recvmsg(1, _socket.CMSG_SPACE(4))
-            for level, kind, payload in ancillary:
-                if (level, kind) == (_socket.SOL_SOCKET, _socket.SCM_RIGHTS):
-                    fd = int.from_bytes(payload[:4], sys.byteorder)
-                    os.set_inheritable(fd, False)  # only the job's fd 0 is a copy of it
-                    return fd
-            if data == b"-":
-                return None
-        except OSError:
-            pass  # the wrapper went away before it answered
-        finally:
-            sock.close()
-    return os.open(os.devnull, os.O_RDONLY)
-
-
-def _open_writer(path: str) -> int | None:
-    try:  # non-blocking open: a reader that is gone (wrapper killed) is ENXIO, not a hang
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    os.set_blocking(fd, True)  # then block, as a pipe to the caller would
-    return fd
-
-
-class _SgrStripper:
-    """Removes SGR escapes (ESC [ digits ; : m) from a stream, also one split across reads."""
-
-    def __init__(self) -> None:
-        import re
-
-        self.sgr = re.compile(rb"\x1b\[[0-9;:]*m")
-        self.partial = re.compile(rb"\x1b(?:\[[0-9;:]{0,64})?\Z")
-        self.carry = b""
-
-    def feed(self, data: bytes) -> bytes:
-        data = self.carry + data
-        tail = self.partial.search(data)
-        cut = tail.start() if tail else len(data)
-        self.carry = data[cut:]
-        return self.sgr.sub(b"", data[:cut])
-
-    def flush(self) -> bytes:
-        rest, self.carry = self.carry, b""
-        return rest
-
-
-def _tee(readers: dict[int, list[int | None]], color: bool) -> None:
-    """Show the job's output in the pane and pass a copy on (to the wrapper, to the log),
-    without its SGR escapes when colours are forced."""
-    import select
-
-    strippers = {fd: _SgrStripper() for fd in readers} if color else {}
-    poller = select.poll()
-    for fd in readers:
-        poller.register(fd, select.POLLIN)
-    while readers:
-        for fd, _ in poller.poll():
-            data = os.read(fd, 65536)
-            if data:
-                _write_all(1, data)
-                copy = strippers[fd].feed(data) if color else data
-            else:
-                copy = strippers[fd].flush() if color else b""
-            sinks = readers[fd]
-            for i, sink in enumerate(sinks):
-                if copy and sink is not None and not _write_all(sink, copy):
-                    sinks[i] = None
-            if not data:
-                poller.unregister(fd)
-                os.close(fd)
-                del readers[fd]
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corral import config
-from corral.tmux_wrapper import _SgrStripper
+from corral.tmux_pane import _SgrStripper
 from tests.tmux.conftest import TmuxEnv, default_argv, wrapper_argv
 
 # rich colours on a terminal, or when FORCE_COLOR is set
