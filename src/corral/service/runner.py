@@ -35,11 +35,24 @@ def admit(line: str, *, cwd: str, force: bool = False) -> Admitted:
     for is held. A line that starts no long runner and sends nothing to the background is
     never refused (nor does it load the grammar). `force` skips the refusal and reserves
     nothing, but the identity and port are still recorded, so later starts see this job."""
+    from corral import config
+    from corral.core.shell.plain import may_start_runner
+
+    extra_runners = config.extra_runners()
+    if "&" not in line and not may_start_runner(line, extra_runners):
+        # the line reader's own first rule: no job to check or record. Deciding it here
+        # spares `corral run -c` the admission imports (half its start-up cost)
+        return Admitted(new_token())
     from corral.service.admission import admit as decide
 
     try:
         decision = decide(
-            line, background=False, cwd=cwd, wrapper=("corral", "run"), reserve=not force
+            line,
+            background=False,
+            cwd=cwd,
+            wrapper=("corral", "run"),
+            extra_runners=extra_runners,
+            reserve=not force,
         )
     except OSError:  # corral's state folder is unusable: the supervisor will say so and run it
         return Admitted(new_token())
