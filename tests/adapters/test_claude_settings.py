@@ -199,3 +199,26 @@ def test_the_default_managed_folder_is_read(tmp_path: Path) -> None:
     rules = load_rules(str(tmp_path), str(tmp_path))
     assert rules.unsure is None or MANAGED_DIR in rules.unsure
     assert os.path.isabs(MANAGED_DIR)
+
+
+def test_rule_flags_on_an_ancestor_command_line_are_found(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from corral.adapters.claude_settings import command_line_rules
+
+    probe = (
+        "import sys; sys.path[:0] = [sys.argv[1]]\n"
+        "from corral.adapters.claude_settings import command_line_rules as c; import os\n"
+        "print(c(os.getpid()))"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    # The flag sits on the probe's parent (a shell), not on the probe itself.
+    for flag, found in (("--disallowedTools", True), ("--settings=x.json", True),
+                        ("--allowedTools", False), ("--verbose", False)):  # fmt: skip
+        out = subprocess.run(
+            ["bash", "-c", f'{sys.executable} -c "$0" "$1"; true', probe, src, flag],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        assert (out != "None") == found, (flag, out)
+    assert command_line_rules(1) is None

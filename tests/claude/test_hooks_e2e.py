@@ -136,13 +136,18 @@ def test_long_runner_and_trailing_ampersand_are_wrapped_unreadable_runs_as_typed
     assert block_text(plain).strip() == typed.stdout.strip() == "a  b\n2"
 
 
+@pytest.mark.parametrize("where", ["settings", "command line"])
 def test_deny_rule_for_the_original_line_still_denies_it(
-    claude: ClaudeCLI, corral_home: Path
+    claude: ClaudeCLI, corral_home: Path, where: str
 ) -> None:
-    install(claude, {"deny": ["Bash(python3 -m http.server:*)"]})
+    rule = "Bash(python3 -m http.server:*)"
+    install(claude, {"deny": [rule]} if where == "settings" else None)
+    args = ["--allowedTools", "Bash", "--output-format", "json"]
+    if where == "command line":
+        args += ["--disallowedTools", rule]
     port = free_port()
     script: list[Turn] = [bash(f"python3 -m http.server {port}", background=True), Text("ok")]
-    run = claude.run("go", script, timeout=90)
+    run = claude.run("go", script, args=args, timeout=90)
     assert run.returncode == 0, run.explain()
     [result] = run.tool_results()
     assert result["is_error"] is True and "denied" in block_text(result), run.explain()
@@ -194,3 +199,38 @@ def test_hook_is_silent_for_plain_lines(claude: ClaudeCLI, corral_home: Path) ->
     assert (claude.project / "p.txt").read_text() == "plain\n"
     assert records(corral_home) == []
     assert not (corral_home / "corral.log").exists()
+
+
+STOP_UNSUPERVISED = """\
+import json, subprocess, sys
+rows = json.load(open(sys.argv[1]))["data"]["unsupervised"]
+for row in rows:
+    out = subprocess.run(["corral", "stop", "--pid", str(row["pid"]), "--started-at",
+                          row["started_at"], "--json"], capture_output=True, text=True)
+    print(row["pid"], row["attribution"], out.stdout.strip())
+"""
+
+
+def test_background_command_corral_could_not_read_is_listed_and_stopped_by_identity(
+    claude: ClaudeCLI, corral_home: Path
+) -> None:
+    install(claude)
+    (claude.project / "stop_unsupervised.py").write_text(STOP_UNSUPERVISED)
+    unreadable = "sleep 300 && echo a\\ b"  # a backslash outside quotes: runs as typed
+    script: list[Turn] = [
+        bash(unreadable, background=True),
+        bash("corral procs --json > procs.json && python3 stop_unsupervised.py procs.json"),
+        Text("stopped"),
+        Text("noted"),  # the background task's notification
+    ]
+    run = claude.run("go", script, timeout=90)
+    assert run.returncode == 0, run.explain()
+    assert records(corral_home) == []  # not supervised
+    listed = json.loads((claude.project / "procs.json").read_text())["data"]["unsupervised"]
+    sleeps = [r for r in listed if r["command"].startswith("sleep 300")]
+    assert sleeps and all(r["attribution"] == "env" for r in sleeps), listed
+    assert all(r["session"] == run.result["session_id"] for r in sleeps)
+    stopped = block_text(run.tool_results()[1])
+    assert '"terminated"' in stopped, run.explain()
+    for row in sleeps:
+        assert not alive(row["pid"])

@@ -142,3 +142,46 @@ def _trusted(project_dir: str, config_home: str) -> bool:
         if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
             return True
     return False
+
+
+# Flags of the `claude` command line that may carry deny or ask rules the settings files do
+# not show; a rewrite could slip past them, so their presence makes the verdict unsure.
+# (`--allowedTools` only allows: a rewrite it no longer matches asks, which is safe.)
+RULE_FLAGS = ("--disallowedTools", "--disallowed-tools", "--settings", "--setting-sources")
+
+
+def command_line_rules(pid: int, levels: int = 6) -> str | None:
+    """Why the rules may come from the running Claude's command line: the first rule flag
+    found on `pid` or one of its ancestors (the hook's parents lead to Claude), else None."""
+    from corral.adapters.identity import cmdline
+
+    for _ in range(levels):
+        if pid <= 1:
+            return None
+        argv = cmdline(pid) or []
+        for arg in argv[1:]:
+            flag = arg.split("=", 1)[0]
+            if flag in RULE_FLAGS:
+                return f"permission rules given on Claude's command line ({flag})"
+        parent = _parent(pid)
+        if parent is None:
+            return None
+        pid = parent
+    return None
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import psutil
+    except ImportError:
+        return None
+    try:
+        return int(psutil.Process(pid).ppid())
+    except psutil.Error:
+        return None

@@ -42,9 +42,11 @@ def permission(
     """How Claude Code's own rules treat the original `line`, given the `rewritten` text the
     hook would send instead: `allow`, `ask`, `deny`, `none` (no rule speaks) or `unsure`.
     Only allow, ask and none let corral rewrite it."""
-    from corral.adapters.claude_settings import load_rules
+    from corral.adapters.claude_settings import command_line_rules, load_rules
     from corral.core.claude.permissions import verdict
 
+    if command_line_rules(os.getppid()) is not None:
+        return "unsure"
     home = os.path.expanduser("~")
     rules = load_rules(project_dir, home, config_dir=os.environ.get("CLAUDE_CONFIG_DIR"))
 
