@@ -248,3 +248,19 @@ def test_parse_agrees_with_json() -> None:
     for bad in ["", "{", "[1,]", "NaN", "Infinity", "{} {}", "'x'"]:
         with pytest.raises(ValueError):
             hook.parse(bad)
+
+
+def test_post_tool_use_of_a_supervised_background_task_takes_no_snapshot(tmp_path: Path) -> None:
+    wrapped = answer(run_hook("pre-tool-use", payload("sleep 1", tmp_path, run_in_background=True)))
+    data = {
+        **payload(wrapped["updatedInput"]["command"], tmp_path, run_in_background=True),
+        "hook_event_name": "PostToolUse",
+        "tool_response": {"backgroundTaskId": "b2", "stdout": "", "stderr": ""},
+    }
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", *hook.command("post-tool-use")[1:]],
+        input=json.dumps(data), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert result.stdout == ""
+    modules = {line.split("|")[2].strip() for line in result.stderr.splitlines()[1:]}
+    assert "psutil" not in modules and "corral.service.sessions" not in modules

@@ -192,6 +192,13 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
             return None
         if not response.get("backgroundTaskId") and not response.get("timedOutAfterMs"):
             return None
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        root = package_root()
+        if isinstance(command, str) and (
+            f"{root}/corral/supervisor.py" in command or f"{root}/corral/tmux_wrapper.py" in command
+        ):
+            return None  # corral's own job: its supervisor already records it
     _site()
     from corral.surfaces.claude import events
 
