@@ -54,6 +54,7 @@ LEDGER_VERSION = 1
 DEFAULT_GRACE = 3.0
 STATES_FINAL = ("exited", "stopped", "killed")
 _PLATFORM_LINUX = sys.platform.startswith("linux")
+_SCRIPT = __file__  # CPython removes __file__ from a script's globals once its top level ends
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEARED_ENV = (b"SHELLOPTS", b"BASHOPTS", b"BASH_ENV", b"ENV", b"CORRAL_JOB")
 # Signals whose default action dumps core: re-raised only once our core limit is 0.
@@ -374,6 +375,15 @@ def boot_id() -> str:
         return "noboot"
 
 
+def _decimal(digits: bytes) -> int:
+    """int(digits) for ASCII digits, without int(): CPython's first conversion of a decimal
+    string calls libm's log(), which maps about 230 kB of libm into a supervisor for life."""
+    value = 0
+    for digit in digits:
+        value = value * 10 + digit - 48
+    return value
+
+
 def start_ticks(pid: int) -> int | None:
     """Linux: the process's start time in clock ticks since boot, or None if it is gone."""
     try:
@@ -382,7 +392,7 @@ def start_ticks(pid: int) -> int | None:
     except OSError:
         return None
     fields = stat[stat.rindex(b")") + 2 :].split()
-    return int(fields[19])
+    return _decimal(fields[19])
 
 
 def _proc_stat(pid: int) -> tuple[int, int, int] | None:
@@ -395,7 +405,7 @@ def _proc_stat(pid: int) -> tuple[int, int, int] | None:
     fields = stat[stat.rindex(b")") + 2 :].split()
     if fields[0] == b"Z":
         return None
-    return int(fields[1]), int(fields[2]), int(fields[19])
+    return _decimal(fields[1]), _decimal(fields[2]), _decimal(fields[19])
 
 
 def self_identity() -> str | None:
@@ -537,8 +547,12 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         raise _Usage("missing -- LINE")
     try:
         opts["grace"] = float(opts["grace"])
-        opts["port"] = None if opts["port"] is None else int(opts["port"])
-        opts["ready_fd"] = None if opts["ready_fd"] is None else int(opts["ready_fd"])
+        for key in ("port", "ready_fd"):
+            text = opts[key]
+            if text is not None:
+                if not (text.isascii() and text.isdigit()):
+                    raise ValueError(f"--{key.replace('_', '-')} takes a number, not {text!r}")
+                opts[key] = _decimal(text.encode())
     except ValueError as exc:
         raise _Usage(str(exc)) from None
     if not 0 <= opts["grace"] <= 3600:
@@ -650,6 +664,14 @@ class Supervisor:
         if result != 0:
             _log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) failed: errno {err}")
 
+    def give_back_memory(self) -> None:
+        """Return the freed start-up memory (the script's syntax tree) to the system."""
+        if _PLATFORM_LINUX:
+            try:
+                _libc_call("malloc_trim", 0)
+            except (ImportError, OSError, AttributeError):
+                pass  # not glibc: the memory stays ours, nothing else changes
+
     def open_ledger(self) -> int:
         os.makedirs(self.ledger, mode=0o700, exist_ok=True)
         if os.stat(self.ledger).st_uid != os.getuid():
@@ -759,11 +781,12 @@ class Supervisor:
     def _descendants(self) -> dict[int, tuple[int, int, int]]:
         """Linux: every live descendant of ours and every member of our group."""
         table: dict[int, tuple[int, int, int]] = {}
-        for name in os.listdir("/proc"):
+        for name in os.listdir(b"/proc"):
             if name.isdigit():
-                info = _proc_stat(int(name))
+                pid = _decimal(name)
+                info = _proc_stat(pid)
                 if info is not None:
-                    table[int(name)] = info
+                    table[pid] = info
         children: dict[int, list[int]] = {}
         for pid, (ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
@@ -947,7 +970,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts["job"] is None:
         # Readers verify a supervisor by the token in its command line: put it there.
         token = os.urandom(16).hex()
-        argv = [sys.executable, "-I", "-S", __file__, "--job", token, *args]
+        argv = [sys.executable, "-I", "-S", _SCRIPT, "--job", token, *args]
         os.execve(sys.executable, argv, caller_environment())
     if opts["session"] is None:
         opts["session"] = os.environ.get("CORRAL_SESSION") or os.environ.get(
@@ -985,11 +1008,25 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             os.close(ready_fd)
     _release_stdio()
+    sup.give_back_memory()
     sup.loop(rfd, fifo, parent_fd)
     return _exit_like(sup.finish())
 
 
-if __name__ == "__main__":
-    status = main()
+def _run_as_program() -> None:
+    try:
+        status = main()
+    except BaseException:  # noqa: BLE001 - reported as Python would, with its status
+        sys.excepthook(*sys.exc_info())
+        status = 1
     sys.stderr.flush()
     os._exit(status)  # nothing is left to clean up: skip the interpreter's teardown
+
+
+if __name__ == "__main__":
+    # CPython frees a script's syntax tree only once the script's top level returns: for
+    # this file, 2 MB that a supervisor would hold for its whole life. So the top level
+    # returns at once, and the supervisor runs from the exit handlers, without it.
+    import atexit
+
+    atexit.register(_run_as_program)
