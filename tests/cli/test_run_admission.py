@@ -130,3 +130,17 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+def test_a_job_that_changes_folder_first_is_a_duplicate_of_itself(
+    tmp_path: Path, stop_all: None, corral_home: Path
+) -> None:
+    (tmp_path / "web").mkdir()
+    line = f"cd web && {SERVER}"
+    job = start_job(line, cwd=tmp_path)
+    assert record(corral_home, job["id"])["job_cwd"] == str(tmp_path / "web")
+    again = _run_d("-c", line, cwd=tmp_path)
+    assert again.returncode == 1 and job["id"][:8] in again.stderr
+    # The same server started from inside web is the same job too.
+    inside = _run_d("-c", SERVER, cwd=tmp_path / "web")
+    assert inside.returncode == 1 and job["id"][:8] in inside.stderr

@@ -83,6 +83,7 @@ def main(args: argparse.Namespace) -> int:
         options += ["--grace", f"{args.grace:g}"] if args.grace is not None else []
         options += ["--identity", admitted.identity] if admitted.identity else []
         options += ["--port", str(admitted.port)] if admitted.port is not None else []
+        options += ["--meta", f"job_cwd={admitted.job_cwd}"] if admitted.job_cwd else []
         argv = tmux_wrapper.wrapper_argv(line, token=admitted.token, options=options)
         sys.stdout.flush()
         os.execv(argv[0], argv)
@@ -94,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
             grace=args.grace,
             identity=admitted.identity,
             port=admitted.port,
+            job_cwd=admitted.job_cwd,
         )
         sys.stdout.flush()
         os.execv(argv[0], argv)
@@ -105,6 +107,7 @@ def main(args: argparse.Namespace) -> int:
         token=admitted.token,
         identity=admitted.identity,
         port=admitted.port,
+        job_cwd=admitted.job_cwd,
     )
     if started.warning:
         print(started.warning, file=sys.stderr)

@@ -22,6 +22,13 @@ from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide
 RESERVATION_SECONDS = 15.0
 
 
+def job_folder(record: ledger.JobRecord) -> str:
+    """The folder the job runs in: recorded apart from the supervisor's own folder when the
+    line changes directory first (`cd web && npm run dev`)."""
+    where = record.extra.get("job_cwd")
+    return where if isinstance(where, str) and where.startswith("/") else record.cwd
+
+
 def live_jobs() -> list[LiveJob]:
     """Running jobs from the ledger whose supervisor is still the recorded process."""
     from corral.service.jobs import supervisor_alive
@@ -37,7 +44,7 @@ def live_jobs() -> list[LiveJob]:
                 id=record.id,
                 pid=record.pid,
                 identity=record.identity,
-                cwd=record.cwd,
+                cwd=job_folder(record),
                 ports=ports,
                 age_seconds=max(0.0, now - record.created_at),
                 command=record.command,

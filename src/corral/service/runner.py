@@ -27,6 +27,7 @@ class Admitted:
     identity: str | None = None
     port: int | None = None
     refusal: str | None = None
+    job_cwd: str | None = None  # where the job runs, when the line changes folder first
 
 
 def admit(line: str, *, cwd: str, force: bool = False) -> Admitted:
@@ -58,9 +59,13 @@ def admit(line: str, *, cwd: str, force: bool = False) -> Admitted:
         return Admitted(new_token())
     identity = decision.jobs[0].identity if decision.jobs else None
     port = next((job.port for job in decision.jobs if job.port is not None), None)
+    job_cwd = decision.jobs[0].cwd if decision.jobs else None
+    job_cwd = (
+        None if job_cwd is None or os.path.normpath(job_cwd) == os.path.normpath(cwd) else job_cwd
+    )
     if decision.action == "refuse" and not force:
-        return Admitted(new_token(), identity, port, decision.refusal)
-    return Admitted(decision.job_token or new_token(), identity, port)
+        return Admitted(new_token(), identity, port, decision.refusal, job_cwd)
+    return Admitted(decision.job_token or new_token(), identity, port, None, job_cwd)
 
 
 def supervisor_argv(
@@ -72,6 +77,7 @@ def supervisor_argv(
     grace: float | None = None,
     identity: str | None = None,
     port: int | None = None,
+    job_cwd: str | None = None,
 ) -> list[str]:
     """The absolute, isolated command that runs `line` under a supervisor."""
     argv = [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, f"--{mode}"]
@@ -84,6 +90,8 @@ def supervisor_argv(
         argv += ["--identity", identity]
     if port is not None:
         argv += ["--port", str(port)]
+    if job_cwd:
+        argv += ["--meta", f"job_cwd={job_cwd}"]
     return [*argv, "--", line]
 
 
@@ -108,6 +116,7 @@ def start_detached(
     token: str | None = None,
     identity: str | None = None,
     port: int | None = None,
+    job_cwd: str | None = None,
 ) -> Started:
     """Start `line` detached; its output goes to a log file (and, with the tmux backend, to
     its window). Returns once it is recorded. If the tmux backend cannot be used, the job
@@ -124,6 +133,7 @@ def start_detached(
         grace=grace,
         identity=identity,
         port=port,
+        job_cwd=job_cwd,
     )
     warning = None
     if backend == "tmux":

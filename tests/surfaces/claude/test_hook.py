@@ -264,3 +264,22 @@ def test_post_tool_use_of_a_supervised_background_task_takes_no_snapshot(tmp_pat
     assert result.stdout == ""
     modules = {line.split("|")[2].strip() for line in result.stderr.splitlines()[1:]}
     assert "psutil" not in modules and "corral.service.sessions" not in modules
+
+
+def test_a_job_that_changes_folder_first_is_refused_when_asked_again(tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    line = "cd web && python3 -m http.server 8767 --bind 127.0.0.1"
+    first = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+    command = first["updatedInput"]["command"]
+    assert f"--meta job_cwd={tmp_path / 'web'}" in command
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.DEVNULL)
+    try:
+        token = command.split()[command.split().index("--job") + 1]
+        wait_for(lambda: bool(corral("ls", "--json").stdout.count(token)), 10, "the job")
+        again = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+        assert (
+            again["permissionDecision"] == "deny" and token[:8] in again["permissionDecisionReason"]
+        )
+    finally:
+        stop_all()
+        shell.wait(timeout=20)

@@ -129,17 +129,26 @@ def decide(
     if mode is None:
         return _untouched(True, None, specs)
     token = token or os.urandom(16).hex()
-    rewritten = _rewrite(wrapper, mode, token, specs, inner)
+    rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd)
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
 
 
 def _rewrite(
-    wrapper: Sequence[str], mode: Mode, token: str, specs: Sequence[JobSpec], inner: str
+    wrapper: Sequence[str],
+    mode: Mode,
+    token: str,
+    specs: Sequence[JobSpec],
+    inner: str,
+    *,
+    cwd: str,
 ) -> str:
     words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in wrapper]
     words += [f"--{mode.value}", "--job", token]
     if specs:
         words += ["--identity", specs[0].identity]
+        if not _same_dir(specs[0].cwd, cwd):  # `cd web && npm run dev`: the job runs in web
+            meta = f"job_cwd={specs[0].cwd}"
+            words += ["--meta", meta if _SAFE_WORD.fullmatch(meta) else quote_for_wrapper(meta)]
     port = next((s.port for s in specs if s.port is not None), None)
     if port is not None:
         words += ["--port", str(port)]
