@@ -111,3 +111,19 @@ def test_help_texts() -> None:
         assert result.returncode == 0 and "usage:" in result.stdout
     top = corral("--help")
     assert top.returncode == 0 and "stop" in top.stdout
+
+
+def test_output_into_a_closed_pipe_is_quiet() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m corral explain --help | head -c 10"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    lines = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m corral explain -- 'npm run dev' | true"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert len(result.stdout) == 10
+    assert "Traceback" not in lines.stderr and "BrokenPipe" not in lines.stderr

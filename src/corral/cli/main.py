@@ -7,7 +7,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from corral.errors import EXIT_INTERRUPT, EXIT_USAGE, CorralError
+from corral.errors import EXIT_FAILURE, EXIT_INTERRUPT, EXIT_USAGE, CorralError
 
 # name -> (module, one-line help). Each module has configure(parser) and main(args) -> int.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -64,6 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPT
+    except BrokenPipeError:  # `corral ls | head`: the reader left; say nothing more
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
     return result
 
 
