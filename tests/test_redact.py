@@ -397,7 +397,8 @@ def test_long_line_is_cut_between_words_and_shows_no_part_of_a_secret() -> None:
 
 
 @pytest.mark.parametrize(
-    "unit", ["k-", "a.", "--a ", "'a", '"\\"', "key", "env -u ", "mysql ", "x:", "http://"]
+    "unit",
+    ["k-", "a.", "--a ", "'a", '"\\"', "key", "env -u ", "mysql ", "x:", "http://", "A=b(", "(A="],
 )
 def test_pathological_lines_stay_fast(unit: str) -> None:
     # The supervisor redacts before it starts the job: no line may stall it.

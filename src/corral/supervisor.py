@@ -261,8 +261,11 @@ _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _NAME_CHARS = _NAME_START | frozenset("0123456789")
 
 
-def _assignments_end(line: str, i: int) -> int:
-    """Where the run of `NAME=value ` words at i ends (i: none); a line with no quotes."""
+def _assignments_end(line: str, i: int, stop: list[int]) -> int:
+    """Where the run of `NAME=value ` words at i ends (i: none); a line with no quotes.
+
+    stop is [a, b]: no whitespace or ;&| in line[a:b], and line[b] is one (or b is the end).
+    Scans share it, so a line of many `(A=b(A=b…` starts is read once, not once a start."""
     n = len(line)
     while i < n and line[i] in _NAME_START:
         j = i + 1
@@ -270,9 +273,13 @@ def _assignments_end(line: str, i: int) -> int:
             j += 1
         if j == n or line[j] != "=":
             break
-        k = j = j + 1
-        while k < n and not line[k].isspace() and line[k] not in ";&|":
-            k += 1
+        j += 1
+        if not stop[0] <= j <= stop[1]:
+            k = j
+            while k < n and not line[k].isspace() and line[k] not in ";&|":
+                k += 1
+            stop[:] = [j, k]
+        k = stop[1]
         if k in (j, n) or not line[k].isspace():
             break  # no value, or the value runs into an operator or the end of the line
         while k < n and line[k].isspace():
@@ -284,9 +291,10 @@ def _assignments_end(line: str, i: int) -> int:
 def _drop_plain_assignments(line: str) -> str:
     """_ASSIGNMENTS.sub without `re`, for an ASCII line with no quote, escape, env or sudo."""
     out: list[str] = []
+    stop = [-1, -1]
     kept = 0  # line[kept:pos] is still to be copied
     pos, n = 0, len(line)
-    end = _assignments_end(line, 0)
+    end = _assignments_end(line, 0, stop)
     if end > 0:
         kept = pos = end
     while pos < n:
@@ -294,7 +302,7 @@ def _drop_plain_assignments(line: str) -> str:
             words = pos + 1
             while words < n and line[words].isspace():
                 words += 1
-            end = _assignments_end(line, words)
+            end = _assignments_end(line, words, stop)
             if end > words:
                 out.append(line[kept:words])
                 kept = pos = end
