@@ -53,8 +53,12 @@ def test_assignment_line_loads_no_re(tmp_path: Path) -> None:
     assert "re" not in modules_after("PORT=3000 HOST=0 true", tmp_path)
 
 
-def test_secret_line_loads_re_only(tmp_path: Path) -> None:
-    loaded = modules_after("true --token abcSecret1", tmp_path)
+def test_secret_flag_line_loads_no_re(tmp_path: Path) -> None:
+    assert "re" not in modules_after("true --token abcSecret1 API_KEY=k2", tmp_path)
+
+
+def test_quoted_secret_line_loads_re_only(tmp_path: Path) -> None:
+    loaded = modules_after("true --token 'abc Secret1'", tmp_path)
     assert "re" in loaded
     assert not loaded & (HEAVY - {"re", "enum", "collections"}), loaded
 

@@ -243,18 +243,129 @@ def _holds(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
 
 def _redact(text: str, every_rule: bool) -> str:
     lowered = text.lower()
-    sources = None
-    for i, groups in enumerate(_RULE_TRIGGERS):
-        if every_rule or _holds(lowered, groups):
-            sources = sources or _rules()
-            pattern, replacement = sources[i]
-            text = _compiled(pattern).sub(replacement, text)
+    rules = [i for i, groups in enumerate(_RULE_TRIGGERS) if every_rule or _holds(lowered, groups)]
+    if (
+        rules
+        and not every_rule
+        and set(rules) <= _SCANNED_RULES
+        and not any(mark in text for mark in ("'", '"', "\\"))
+        and not any(_holds(text, (words,)) for words, _ in _KEY_SHAPES)
+    ):
+        # Secret-looking flags and NAME=value on a plain line: scanners, not `re`.
+        if _FLAG_GLUED in rules:
+            text = _hide_flag_values(text, glued=True)
+        if _FLAG_SPACED in rules:
+            text = _hide_flag_values(text, glued=False)
+        if _NAME_VALUE in rules:
+            text = _hide_named_values(text)
+        return text
+    sources = _rules() if rules else []
+    for i in rules:
+        pattern, replacement = sources[i]
+        text = _compiled(pattern).sub(replacement, text)
     # One alternation of the key shapes that may be present: a shape whose literal text is
     # absent matches nowhere, so leaving it out changes no match of the others.
     shapes = [shape for words, shape in _KEY_SHAPES if every_rule or _holds(text, (words,))]
     if shapes:
         text = _compiled("|".join(f"(?:{shape})" for shape in shapes)).sub(_MASK, text)
     return text
+
+
+# The rules `--flag=value`, `--flag value` and `NAME=value` (indexes in _RULE_TRIGGERS) as
+# scanners that give what their regexes give on an ASCII line with no quote or backslash
+# (property-tested against them), so that the commonest secret-looking lines load no `re`.
+_FLAG_GLUED, _FLAG_SPACED, _NAME_VALUE = 8, 9, 11
+_SCANNED_RULES = frozenset((_FLAG_GLUED, _FLAG_SPACED, _NAME_VALUE))
+# _SECRET_WORD and _NOT_SECRET_WORDS as words to look for in a lowered name
+_SECRET_IN_NAME = (
+    "token", "secret", "pass", "pwd", "key", "auth", "credential", "cookie", "sessionid",
+    "session_id", "session-id", "signature", "dsn",
+)  # fmt: skip
+_NOT_SECRET_IN_NAME = (
+    "tokenizer", "keyword", "keyboard", "keymap", "monkey", "bypass", "passes", "passthrough",
+    "compass",
+)  # fmt: skip
+_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
+_FLAG_WORD = _WORD | {"-"}
+
+
+def _secret_name(name: str) -> bool:
+    r"""The lookaheads of the name rules, for a lowered name that is a whole [\w-] run."""
+    if not any(word in name for word in _SECRET_IN_NAME):
+        return False
+    if any(word in name for word in _NOT_SECRET_IN_NAME):
+        return False
+    for word, allowed_after in (
+        ("author", "i"),
+        ("tokens", "abcdefghijklmnopqrstuvwxyz0123456789_"),
+    ):
+        at = name.find(word)
+        while at >= 0:
+            after = name[at + len(word) : at + len(word) + 1]
+            if not after or after not in allowed_after:  # author(?!i), tokens\b
+                return False
+            at = name.find(word, at + 1)
+    return True
+
+
+def _value_end(text: str, start: int) -> int:
+    end = start
+    while end < len(text) and not text[end].isspace() and text[end] not in ";&|":
+        end += 1
+    return end
+
+
+def _hide_flag_values(text: str, glued: bool) -> str:
+    r"""`(?:^|\s)--?NAME=VALUE` (glued) or `(?:^|\s)--?NAME\s+(?!-)VALUE`: VALUE -> ***."""
+    lowered, n = text.lower(), len(text)
+    out: list[str] = []
+    kept = 0
+    dash = text.find("-")
+    while dash >= 0:
+        if dash == 0 or (dash > kept and text[dash - 1].isspace()):
+            end = dash + 1
+            while end < n and text[end] in _FLAG_WORD:
+                end += 1
+            if glued:
+                start = end + 1 if text[end : end + 1] == "=" else n
+            else:
+                start = end
+                while start < n and text[start].isspace():
+                    start += 1
+                if start == end or text[start : start + 1] == "-":
+                    start = n
+            stop = _value_end(text, start)
+            if stop > start and _secret_name(lowered[dash + 1 : end]):
+                out += (text[kept:start], _MASK)
+                kept = stop
+                dash = text.find("-", stop)
+                continue
+        dash = text.find("-", dash + 1)
+    out.append(text[kept:])
+    return "".join(out)
+
+
+def _hide_named_values(text: str) -> str:
+    r"""`\bNAME=VALUE` with a secret-looking NAME: VALUE -> ***."""
+    lowered, n = text.lower(), len(text)
+    out: list[str] = []
+    kept = i = 0
+    while i < n:
+        if text[i] not in _WORD:
+            i += 1
+            continue
+        end = i + 1  # a whole word: \b at i, and \w++ takes it to its end
+        while end < n and text[end] in _WORD:
+            end += 1
+        if text[end : end + 1] == "=":
+            stop = _value_end(text, end + 1)
+            if stop > end + 1 and _secret_name(lowered[i:end]):
+                out += (text[kept : end + 1], _MASK)
+                kept = i = stop
+                continue
+        i = end
+    out.append(text[kept:])
+    return "".join(out)
 
 
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
