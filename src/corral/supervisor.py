@@ -92,71 +92,75 @@ _COMPILED: dict[str, re.Pattern[str]] = {}
 # was already there: the triggers are tested once, on the text with assignments dropped.
 # A non-ASCII line runs every rule: a case-insensitive regex folds some letters onto ASCII
 # ones (the long s onto s, the Kelvin sign onto k), and lower() does not.
-_SECRET_WORDS = (
-    "token", "secret", "pass", "pwd", "key", "auth", "credential", "cookie", "session",
-    "signature", "dsn",
-)  # fmt: skip
-_RULE_TRIGGERS: tuple[tuple[tuple[str, ...], ...], ...] = (
-    (("://",), ("@",)),  # scheme://user:password@host
-    (("://",), ("@",)),  # scheme://token@host
-    (("hooks.slack.com/",),),
-    (("/api/webhooks/",),),
-    (("sig=",),),
-    (("bearer",),),
-    ((":",), ("basic", "token", "digest")),
-    ((":",), _SECRET_WORDS),  # header-like `Name: value`
-    (("-",), ("=",), _SECRET_WORDS),  # --flag=value
-    (("-",), _SECRET_WORDS),  # --flag value
-    (("config",), ("set",), _SECRET_WORDS),
-    (("=",), _SECRET_WORDS),  # NAME=value
-    (("mysql", "mariadb"), ("-p",)),
-    (("sshpass",), ("-p",)),
-    (("redis-cli",), ("-a",)),
-    (("login",), ("-p",)),
-    (("curl",), ("-u",), (":",)),  # -u, -U, --user, --proxy-user (lowered)
-    (("http", "xh"), ("-a",), (":",)),
-    (("secret",), ("set",), ("-b",)),
+# A trigger: groups separated by spaces, each a choice of words separated by |; every group
+# must have one of its words in the text. S stands for the secret words.
+_SECRET_WORDS = "token|secret|pass|pwd|key|auth|credential|cookie|session|signature|dsn"
+_RULE_TRIGGERS = (
+    ":// @",  # scheme://user:password@host
+    ":// @",  # scheme://token@host
+    "hooks.slack.com/",
+    "/api/webhooks/",
+    "sig=",
+    "bearer",
+    ": basic|token|digest",
+    ": S",  # header-like `Name: value`
+    "- = S",  # --flag=value
+    "- S",  # --flag value
+    "config set S",
+    "= S",  # NAME=value
+    "mysql|mariadb -p",
+    "sshpass -p",
+    "redis-cli -a",
+    "login -p",
+    "curl -u :",  # -u, -U, --user, --proxy-user (lowered)
+    "http|xh -a :",
+    "secret set -b",
+)
+_TRIGGER_GROUPS = tuple(
+    tuple(tuple((_SECRET_WORDS if g == "S" else g).split("|")) for g in spec.split())
+    for spec in _RULE_TRIGGERS
 )
 # Provider key shapes, each with the literal text (case as written) it cannot match without.
-_KEY_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("AKIA", "ASIA", "ABIA", "ACCA"), r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"gh[pousr]_[A-Za-z0-9]{20,}"),
-    (("github_pat_",), r"github_pat_[A-Za-z0-9_]{20,}"),
-    (("glpat-", "glptt-", "gldt-", "glrt-", "glft-", "glimt-", "glsoat-", "glagent-"),
+_KEY_SHAPES = (
+    ("AKIA|ASIA|ABIA|ACCA", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
+    ("ghp_|gho_|ghu_|ghs_|ghr_", r"gh[pousr]_[A-Za-z0-9]{20,}"),
+    ("github_pat_", r"github_pat_[A-Za-z0-9_]{20,}"),
+    ("glpat-|glptt-|gldt-|glrt-|glft-|glimt-|glsoat-|glagent-",
      r"gl(?:pat|ptt|dt|rt|ft|imt|soat|agent)-[A-Za-z0-9_-]{16,}"),
-    (("xox",), r"xox[abposre]-[A-Za-z0-9-]{10,}"),
-    (("xapp-",), r"xapp-[A-Za-z0-9-]{10,}"),
-    (("_live_", "_test_"), r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),
-    (("whsec_",), r"whsec_[A-Za-z0-9+/=]{20,}"),
-    (("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{10,}"),
-    (("sk-",), r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
-    (("AIza",), r"AIza[0-9A-Za-z_-]{30,}"),
-    (("ya29.",), r"ya29\.[0-9A-Za-z_-]{20,}"),
-    (("npm_",), r"npm_[A-Za-z0-9]{30,}"),
-    (("pypi-",), r"pypi-[A-Za-z0-9_-]{30,}"),
-    (("hf_",), r"hf_[A-Za-z0-9]{30,}"),
-    (("dop_v1_",), r"dop_v1_[a-f0-9]{40,}"),
-    (("shp",), r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}"),
-    (("SG.",), r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    (("sq0",), r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}"),
-    (("SK",), r"SK[0-9a-fA-F]{32}"),
-    (("key-",), r"key-[0-9a-zA-Z]{32}"),
-    (("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_-]{20,}"),
-    (("lin_",), r"lin_(?:api|oauth)_[A-Za-z0-9]{30,}"),
-    (("PMAK-",), r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{30,}"),
-    (("glsa_",), r"glsa_[A-Za-z0-9_]{30,}"),
-    (("glc_",), r"glc_[A-Za-z0-9+/=]{30,}"),
-    (("sntry",), r"sntry[su]_[A-Za-z0-9+/=_]{30,}"),
-    (("dapi",), r"dapi[a-f0-9]{32}"),
-    (("figd_",), r"figd_[A-Za-z0-9_-]{30,}"),
-    (("dp.",), r"dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}"),
-    (("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
-    (("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ((":AA",), r"\d{8,10}:AA[A-Za-z0-9_-]{30,}"),
-    (("-----BEGIN",),
+    ("xox", r"xox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("xapp-", r"xapp-[A-Za-z0-9-]{10,}"),
+    ("_live_|_test_", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+    ("whsec_", r"whsec_[A-Za-z0-9+/=]{20,}"),
+    ("sk-ant-", r"sk-ant-[A-Za-z0-9_-]{10,}"),
+    ("sk-", r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
+    ("AIza", r"AIza[0-9A-Za-z_-]{30,}"),
+    ("ya29.", r"ya29\.[0-9A-Za-z_-]{20,}"),
+    ("npm_", r"npm_[A-Za-z0-9]{30,}"),
+    ("pypi-", r"pypi-[A-Za-z0-9_-]{30,}"),
+    ("hf_", r"hf_[A-Za-z0-9]{30,}"),
+    ("dop_v1_", r"dop_v1_[a-f0-9]{40,}"),
+    ("shp", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}"),
+    ("SG.", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    ("sq0", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}"),
+    ("SK", r"SK[0-9a-fA-F]{32}"),
+    ("key-", r"key-[0-9a-zA-Z]{32}"),
+    ("hvs.|hvb.|hvr.", r"hv[sbr]\.[A-Za-z0-9_-]{20,}"),
+    ("lin_", r"lin_(?:api|oauth)_[A-Za-z0-9]{30,}"),
+    ("PMAK-", r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{30,}"),
+    ("glsa_", r"glsa_[A-Za-z0-9_]{30,}"),
+    ("glc_", r"glc_[A-Za-z0-9+/=]{30,}"),
+    ("sntry", r"sntry[su]_[A-Za-z0-9+/=_]{30,}"),
+    ("dapi", r"dapi[a-f0-9]{32}"),
+    ("figd_", r"figd_[A-Za-z0-9_-]{30,}"),
+    ("dp.", r"dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}"),
+    ("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
+    ("eyJ", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    (":AA", r"\d{8,10}:AA[A-Za-z0-9_-]{30,}"),
+    ("-----BEGIN",
      r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
      r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"),
 )  # fmt: skip
+_SHAPE_WORDS = tuple(tuple(words.split("|")) for words, _ in _KEY_SHAPES)
 _RULES: list[tuple[str, str]] | None = None
 
 
@@ -243,13 +247,13 @@ def _holds(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
 
 def _redact(text: str, every_rule: bool) -> str:
     lowered = text.lower()
-    rules = [i for i, groups in enumerate(_RULE_TRIGGERS) if every_rule or _holds(lowered, groups)]
+    rules = [i for i, groups in enumerate(_TRIGGER_GROUPS) if every_rule or _holds(lowered, groups)]
     if (
         rules
         and not every_rule
         and set(rules) <= _SCANNED_RULES
         and not any(mark in text for mark in ("'", '"', "\\"))
-        and not any(_holds(text, (words,)) for words, _ in _KEY_SHAPES)
+        and not any(_holds(text, (words,)) for words in _SHAPE_WORDS)
     ):
         # Secret-looking flags and NAME=value on a plain line: scanners, not `re`.
         if _FLAG_GLUED in rules:
@@ -265,7 +269,11 @@ def _redact(text: str, every_rule: bool) -> str:
         text = _compiled(pattern).sub(replacement, text)
     # One alternation of the key shapes that may be present: a shape whose literal text is
     # absent matches nowhere, so leaving it out changes no match of the others.
-    shapes = [shape for words, shape in _KEY_SHAPES if every_rule or _holds(text, (words,))]
+    shapes = [
+        shape
+        for words, (_, shape) in zip(_SHAPE_WORDS, _KEY_SHAPES, strict=True)
+        if every_rule or _holds(text, (words,))
+    ]
     if shapes:
         text = _compiled("|".join(f"(?:{shape})" for shape in shapes)).sub(_MASK, text)
     return text
@@ -277,10 +285,7 @@ def _redact(text: str, every_rule: bool) -> str:
 _FLAG_GLUED, _FLAG_SPACED, _NAME_VALUE = 8, 9, 11
 _SCANNED_RULES = frozenset((_FLAG_GLUED, _FLAG_SPACED, _NAME_VALUE))
 # _SECRET_WORD and _NOT_SECRET_WORDS as words to look for in a lowered name
-_SECRET_IN_NAME = (
-    "token", "secret", "pass", "pwd", "key", "auth", "credential", "cookie", "sessionid",
-    "session_id", "session-id", "signature", "dsn",
-)  # fmt: skip
+_SECRET_IN_NAME = _SECRET_WORDS.replace("session", "sessionid|session_id|session-id").split("|")
 _NOT_SECRET_IN_NAME = (
     "tokenizer", "keyword", "keyboard", "keymap", "monkey", "bypass", "passes", "passthrough",
     "compass",
