@@ -74,6 +74,3 @@ def test_trigger_tables_line_up_with_the_rules() -> None:
     assert len(supervisor._TRIGGER_GROUPS) == len(supervisor._rules())
     assert all(all(group) for groups in supervisor._TRIGGER_GROUPS for group in groups)
     assert len(supervisor._SHAPE_WORDS) == len(supervisor._KEY_SHAPES)
-    for words, (_, shape) in zip(supervisor._SHAPE_WORDS, supervisor._KEY_SHAPES, strict=True):
-        # each literal can start a match of its shape (checked on a long enough tail)
-        assert any(re.search(shape, word + "0" * 80) or word in shape for word in words), shape
