@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
+SUPERVISOR = ROOT / "src" / "corral" / "supervise.py"
 WRAPPER = ROOT / "src" / "corral" / "tmux_wrapper.py"
 LINE = "echo first; echo second"
 

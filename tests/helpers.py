@@ -13,6 +13,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
+LAUNCHER = ROOT / "src" / "corral" / "supervise.py"  # how corral starts it
 
 
 def corral(*args: str, check: bool = False, **kw: Any) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import (
+    LAUNCHER,
     SUPERVISOR,
     alive,
     corral,
@@ -37,7 +38,7 @@ def sleeps(token: str) -> list[int]:
 
 
 def sup_argv(line: str, *opts: str) -> list[str]:
-    return [sys.executable, "-I", "-S", str(SUPERVISOR), *opts, "--", line]
+    return [sys.executable, "-I", "-S", str(LAUNCHER), *opts, "--", line]
 
 
 def test_escaped_descendants_are_stopped(corral_home: Path) -> None:
@@ -213,4 +214,5 @@ def test_supervisor_releases_the_callers_output(corral_home: Path) -> None:
 
 def test_usage_errors_exit_2() -> None:
     assert subprocess.run(sup_argv("true", "--grace", "x"), capture_output=True).returncode == 2
-    assert subprocess.run([sys.executable, str(SUPERVISOR)], capture_output=True).returncode == 2
+    for program in (SUPERVISOR, LAUNCHER):
+        assert subprocess.run([sys.executable, str(program)], capture_output=True).returncode == 2

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SUPERVISOR
+from tests.helpers import LAUNCHER as SUPERVISOR  # as corral starts it
 
 # The supervisor runs from the interpreter's exit handlers (see the end of supervisor.py),
 # so a check made when its top level returns would see almost nothing: this program asks

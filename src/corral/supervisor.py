@@ -1137,7 +1137,8 @@ def main(argv: list[str] | None = None) -> int:
     return _exit_like(sup.finish())
 
 
-def _run_as_program() -> None:
+def run_as_program() -> None:
+    """Run the supervisor with sys.argv and exit with its status (the program's entry)."""
     try:
         status = main()
     except SystemExit as exc:
@@ -1156,4 +1157,4 @@ if __name__ == "__main__":
     # the exit handlers, without them (give_back_memory then returns the pages).
     import atexit
 
-    atexit.register(_run_as_program)
+    atexit.register(run_as_program)

@@ -69,7 +69,7 @@ if __name__ == "__main__" and os.path.dirname(HERE) not in sys.path:
 # the pane runner's module: stdlib only, like this one; it owns the private folder's layout
 from corral.tmux_pane import ERR, OUT, READY, SOCK, STATUS, in_folder, write_all, write_spec  # noqa: E402
 
-SUPERVISOR = os.path.join(HERE, "supervisor.py")
+SUPERVISOR = os.path.join(HERE, "supervise.py")  # the supervisor, from its bytecode
 PANE_RUNNER = os.path.join(HERE, "tmux_pane.py")
 _RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE)
 COLOR_ENV = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")  # the user decided already

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from corral.service.admission import admit
-from tests.helpers import SUPERVISOR, corral, corral_json, wait_for
+from tests.helpers import LAUNCHER, corral, corral_json, wait_for
 
 
 def explain(*args: str) -> dict[str, Any]:
@@ -24,7 +24,7 @@ def explain(*args: str) -> dict[str, Any]:
 def run_rewritten(rewritten: str, cwd: Path) -> subprocess.Popen[bytes]:
     """Run a rewrite the way the agent's shell would, with corral-run as the supervisor."""
     launcher = cwd / "corral-run"
-    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {SUPERVISOR} "$@"\n')
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S {LAUNCHER} "$@"\n')
     launcher.chmod(0o755)
     return subprocess.Popen(
         ["bash", "-c", f"PATH={cwd}:$PATH; {rewritten}"],

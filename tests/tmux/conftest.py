@@ -15,7 +15,7 @@ from tests.conftest import processes_with_env
 from tests.helpers import ROOT, wait_for
 
 WRAPPER = ROOT / "src" / "corral" / "tmux_wrapper.py"
-SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
+SUPERVISOR = ROOT / "src" / "corral" / "supervise.py"
 
 
 @dataclass

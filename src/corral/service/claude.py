@@ -14,7 +14,7 @@ from corral.core.shell.messages import age
 from corral.service import jobs
 
 CORRAL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUPERVISOR = os.path.join(CORRAL, "supervisor.py")
+SUPERVISOR = os.path.join(CORRAL, "supervise.py")  # the supervisor, from its bytecode
 TMUX_WRAPPER = os.path.join(CORRAL, "tmux_wrapper.py")
 
 
@@ -33,7 +33,10 @@ def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
 
 def rewritten_by_corral(line: str) -> bool:
     """A line that already runs corral's supervisor or wrapper is never wrapped again."""
-    return SUPERVISOR in line or TMUX_WRAPPER in line
+    return any(
+        os.path.join(CORRAL, name) in line
+        for name in ("supervise.py", "supervisor.py", "tmux_wrapper.py")
+    )
 
 
 def permission(

@@ -11,6 +11,7 @@ from pathlib import Path
 from corral import paths, supervisor
 
 SUPERVISOR = Path(supervisor.__file__).resolve()
+LAUNCHER = SUPERVISOR.parent / "supervise.py"  # starts the supervisor from its bytecode
 TMUX_WRAPPER = SUPERVISOR.parent / "tmux_wrapper.py"  # a program of its own, like the supervisor
 
 
@@ -80,7 +81,7 @@ def supervisor_argv(
     job_cwd: str | None = None,
 ) -> list[str]:
     """The absolute, isolated command that runs `line` under a supervisor."""
-    argv = [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, f"--{mode}"]
+    argv = [sys.executable, "-I", "-S", str(LAUNCHER), "--job", token, f"--{mode}"]
     argv += ["--ledger", str(paths.ledger_dir())]
     if session:
         argv += ["--session", session]

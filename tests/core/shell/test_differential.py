@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from corral.core.shell.plan import decide
-from tests.helpers import SUPERVISOR
+from tests.helpers import LAUNCHER as SUPERVISOR
 from tests.lines_corpus import LINES
 from tests.test_transparency import assert_same, run_both
 

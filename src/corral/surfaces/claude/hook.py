@@ -195,9 +195,8 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         tool_input = payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
         root = package_root()
-        if isinstance(command, str) and (
-            f"{root}/corral/supervisor.py" in command or f"{root}/corral/tmux_wrapper.py" in command
-        ):
+        programs = ("supervise.py", "supervisor.py", "tmux_wrapper.py")
+        if isinstance(command, str) and any(f"{root}/corral/{p}" in command for p in programs):
             return None  # corral's own job: its supervisor already records it
     _site()
     from corral.surfaces.claude import events
