@@ -16,6 +16,8 @@ HEAVY = ("psutil", "textual", "rich", "click", "starlette", "mcp", "asyncio", "u
 
 
 def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
+    # What the module loads when imported. What a running supervisor loads by the time its
+    # job ends is tests/test_supervisor_footprint.py's (it runs from the exit handlers).
     code = (
         "import sys, runpy; sys.argv = ['s', '--job', 'f'*32, '--', 'true'];\n"
         "try:\n"
