@@ -54,11 +54,10 @@ def full_snapshot(cold: bool = True) -> float:
     with their owners, attribution, stored observations, and per row its command line, cwd,
     ports and usage. Cold: no socket owner is known yet (a new process, like the CLI); warm:
     the previous snapshot's owners are proven again (the daemon)."""
-    from corral.adapters import scan
     from corral.service import sessions
 
     if cold:
-        scan.forget_owners()
+        sessions.forget_caches()
     start = time.perf_counter()
     obs = sessions.observe(remember=False)
     sessions.list_processes(observed=obs)

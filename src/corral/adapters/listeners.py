@@ -1,18 +1,24 @@
-"""Who listens on a port, read from /proc with the standard library only.
-
-This is for the hook's path, where psutil is too heavy to import: a port is looked up only
-when a line asks for it. Elsewhere (no /proc) psutil answers.
+"""Listening sockets and the processes that hold them, read from /proc with the standard library
+only. The one port-owner lookup: the hook's path asks about one port (`holder`, `LazyHolders`)
+without importing psutil, and the scanner's snapshot asks about every listening socket
+(`listening`, `owners`). Elsewhere (no /proc) psutil answers.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 _LINUX = sys.platform.startswith("linux")
 _TCP_LISTEN = "0A"
+_TABLES = (
+    ("tcp", "tcp", False),
+    ("tcp6", "tcp", True),
+    ("udp", "udp", False),
+    ("udp6", "udp", True),
+)
 
 
 @dataclass(frozen=True)
@@ -22,52 +28,158 @@ class Listener:
     argv: tuple[str, ...]
 
 
-def _listening_inodes(port: int) -> set[int]:
-    inodes: set[int] = set()
-    for table, udp in (("tcp", False), ("tcp6", False), ("udp", True), ("udp6", True)):
-        try:
-            with open(f"/proc/net/{table}") as f:
-                next(f, None)
-                for line in f:
-                    fields = line.split()
-                    if len(fields) < 10:
-                        continue
-                    local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                    if local_port != port:
-                        continue
-                    remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-                    if (not udp and fields[3] == _TCP_LISTEN) or (udp and remote_port == 0):
-                        inodes.add(int(fields[9]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return inodes
+@dataclass(frozen=True)
+class Socket:
+    """One listening socket: TCP in LISTEN, or UDP bound without a peer."""
+
+    inode: int
+    port: int
+    proto: str  # "tcp" or "udp"
+    v6: bool
+    raw_address: bytes  # in network order, 4 or 16 bytes
+
+    @property
+    def family(self) -> str:
+        return "ipv6" if self.v6 else "ipv4"
+
+    def address(self) -> str:
+        import socket
+
+        family = socket.AF_INET6 if self.v6 else socket.AF_INET
+        return socket.inet_ntop(family, self.raw_address)
 
 
-def _owner(inodes: set[int]) -> int | None:
-    targets = {f"socket:[{inode}]" for inode in inodes}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+def listening(port: int | None = None) -> dict[int, Socket]:
+    """Listening sockets by inode (only those on `port` when given). The kernel's socket
+    diagnostics answer for listening sockets only; /proc/net/tcp, the fallback, walks every
+    bucket of the connection table and costs milliseconds even on an idle machine."""
+    try:
+        found = _diag_listening()
+    except OSError:
+        found = _proc_listening()
+    return found if port is None else {i: s for i, s in found.items() if s.port == port}
+
+
+# NETLINK_SOCK_DIAG: one dump request per (family, protocol) with a state filter. Layouts from
+# <linux/inet_diag.h>: nlmsghdr (16 bytes), inet_diag_req_v2 (56), inet_diag_msg (72).
+_SOCK_DIAG_BY_FAMILY, _NLMSG_ERROR, _NLMSG_DONE = 20, 2, 3
+_NLM_F_REQUEST_DUMP = 0x1 | 0x300
+_TCP_LISTEN_BIT, _UDP_UNCONNECTED_BIT = 1 << 10, 1 << 7  # TCP_LISTEN, TCP_CLOSE
+_DIAG_QUERIES = (
+    (2, 6, _TCP_LISTEN_BIT, "tcp", False),
+    (10, 6, _TCP_LISTEN_BIT, "tcp", True),
+    (2, 17, _UDP_UNCONNECTED_BIT, "udp", False),
+    (10, 17, _UDP_UNCONNECTED_BIT, "udp", True),
+)
+
+
+def _diag_listening() -> dict[int, Socket]:
+    import socket
+    import struct
+
+    found: dict[int, Socket] = {}
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4) as nl:  # NETLINK_SOCK_DIAG
+        nl.settimeout(2.0)
+        for seq, (family, protocol, states, proto, v6) in enumerate(_DIAG_QUERIES, 1):
+            request = struct.pack("=BBBBI48x", family, protocol, 0, 0, states)
+            header = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY,
+                                 _NLM_F_REQUEST_DUMP, seq, 0)  # fmt: skip
+            nl.send(header + request)
+            done = False
+            while not done:
+                data = nl.recv(65536)
+                at = 0
+                while at + 16 <= len(data):
+                    length, kind, _, got_seq, _ = struct.unpack_from("=IHHII", data, at)
+                    if length < 16:
+                        raise OSError("sock_diag: malformed answer")
+                    if kind == _NLMSG_ERROR:
+                        raise OSError("sock_diag: request refused")
+                    if kind == _NLMSG_DONE:
+                        done = got_seq == seq or done
+                    elif kind == _SOCK_DIAG_BY_FAMILY and length >= 16 + 72 and got_seq == seq:
+                        body = at + 16
+                        sport, dport = struct.unpack_from(">HH", data, body + 4)
+                        inode = struct.unpack_from("=I", data, body + 68)[0]
+                        raw = data[body + 8 : body + (24 if v6 else 12)]
+                        if sport and not dport:  # bound, and (UDP) without a peer
+                            found[inode] = Socket(inode, sport, proto, v6, raw)
+                    at += (length + 3) & ~3
+    return found
+
+
+def _proc_listening() -> dict[int, Socket]:
+    found: dict[int, Socket] = {}
+    for table, proto, v6 in _TABLES:
         try:
-            for fd in os.listdir(f"/proc/{entry}/fd"):
-                try:
-                    if os.readlink(f"/proc/{entry}/fd/{fd}") in targets:
-                        return int(entry)
-                except OSError:
-                    continue
+            with open(f"/proc/net/{table}", "rb") as f:
+                lines = f.read().decode("ascii", "replace").splitlines()[1:]
         except OSError:
             continue
-    return None
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 10:
+                continue
+            if proto == "tcp" and fields[3] != _TCP_LISTEN:
+                continue
+            if proto == "udp" and not fields[2].endswith(":0000"):  # a connected UDP socket
+                continue
+            address, _, hex_port = fields[1].rpartition(":")
+            try:
+                local, inode, raw = int(hex_port, 16), int(fields[9]), bytes.fromhex(address)
+            except ValueError:
+                continue
+            # /proc/net writes each 32-bit word of the address in host (little-endian) order
+            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+            found[inode] = Socket(inode, local, proto, v6, raw)
+    return found
+
+
+def pids() -> list[str]:
+    """Every pid folder of /proc, newest pid first: listeners are mostly young processes."""
+    return sorted((e for e in os.listdir("/proc") if e.isdigit()), key=int, reverse=True)
+
+
+def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tuple[int, str]]:
+    """inode -> (pid, fd) of a process among `among` holding that socket. The walk over the
+    processes' fd folders stops as soon as every inode has an owner."""
+    wanted = {f"socket:[{inode}]": inode for inode in inodes}
+    found: dict[int, tuple[int, str]] = {}
+    for pid in among:
+        if not wanted:
+            break
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(folder)
+        except OSError:
+            continue  # gone, or not ours to read
+        for fd in fds:
+            try:
+                inode = wanted.pop(os.readlink(f"{folder}/{fd}"), None)
+            except OSError:
+                continue
+            if inode is not None:
+                found[inode] = (int(pid), fd)
+    return found
+
+
+def holds(pid: int, fd: str, inode: int) -> bool:
+    """Whether `pid`'s descriptor `fd` is still the socket `inode` (one readlink)."""
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}") == f"socket:[{inode}]"
+    except OSError:
+        return False
 
 
 def holder(port: int) -> Listener | None:
     """The process listening on `port` (TCP or UDP, IPv4 or IPv6), if any."""
     if not _LINUX:
         return _psutil_holder(port)
-    inodes = _listening_inodes(port)
-    if not inodes:
+    sockets = listening(port)
+    if not sockets:
         return None
-    pid = _owner(inodes)
+    found = owners(sockets, pids())
+    pid = next(iter(found.values()))[0] if found else None
     argv: tuple[str, ...] = ()
     if pid is not None:
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,11 +18,13 @@ from dataclasses import dataclass, field
 import psutil
 
 from corral import supervisor
+from corral.adapters import listeners as _net
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
 MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 _MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
+_ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ def _boot() -> tuple[str, float, int]:
 
 def _markers(raw: bytes) -> dict[str, str]:
     found: dict[str, str] = {}
+    if b"CORRAL_" not in raw and b"CLAUDE_" not in raw:
+        return found  # most processes: two searches instead of four
     for name, prefix in zip(MARKERS, _MARKER_PREFIXES, strict=True):
         at = raw.find(prefix)
         while at > 0 and raw[at - 1] != 0:  # only at the start of an entry
@@ -112,48 +117,58 @@ def _markers(raw: bytes) -> dict[str, str]:
     return found
 
 
-def _read(path: str) -> bytes:
-    """A whole /proc file with raw syscalls: a third of the cost of open() for small files."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks: list[bytes] = []
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
+def _read_rest(fd: int, head: bytes) -> bytes:
+    chunks = [head]
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
-def _linux_table() -> dict[int, Proc]:
+def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
+    """Two /proc files per process (stat, environ) read with raw syscalls, one read each (a
+    third of the cost of open() for small files); the owner's uid from the open stat file."""
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
     procs: dict[int, Proc] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for entry in entries:
         try:
-            stat = _read(f"/proc/{entry}/stat")
-            uid = os.stat(f"/proc/{entry}").st_uid
+            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
         except OSError:
             continue
-        close = stat.rindex(b")")
-        fields = stat[close + 2 :].split()
-        if fields[0] == b"Z":
+        try:
+            stat = os.read(fd, 4096)  # a stat line is far shorter
+            uid = os.fstat(fd).st_uid  # /proc/<pid>'s files belong to the process's owner
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        close = stat.rfind(b")")
+        fields = stat[close + 2 :].split(None, 22)  # up to rss; the rest is not needed
+        if len(fields) < 22 or fields[0] == b"Z":
             continue  # a zombie holds no resources and cannot be stopped
         try:
-            markers, readable = _markers(_read(f"/proc/{entry}/environ")), True
+            fd = os.open(f"/proc/{entry}/environ", os.O_RDONLY)
         except OSError:
             markers, readable = {}, False
+        else:
+            try:
+                raw = os.read(fd, _ENVIRON_READ)
+                if len(raw) == _ENVIRON_READ:
+                    raw = _read_rest(fd, raw)
+                markers, readable = _markers(raw), True
+            except OSError:
+                markers, readable = {}, False
+            finally:
+                os.close(fd)
         ticks = int(fields[19])
-        procs[int(entry)] = Proc(
-            pid=int(entry),
+        pid = int(entry)
+        procs[pid] = Proc(
+            pid=pid,
             ppid=int(fields[1]),
             pgid=int(fields[2]),
             sid=int(fields[3]),
             uid=uid,
-            name=stat[stat.index(b"(") + 1 : close].decode("utf-8", "replace"),
+            name=stat[stat.find(b"(") + 1 : close].decode("utf-8", "replace"),
             started_at=f"{boot_id}:{ticks}",
             start=ticks / hz,
             created=boot_time + ticks / hz,
@@ -199,9 +214,6 @@ def _psutil_table() -> dict[int, Proc]:
     return procs
 
 
-_table = _linux_table if _LINUX else _psutil_table
-
-
 def _cpu_time(pid: int) -> float | None:
     if not _LINUX:
         try:
@@ -218,54 +230,67 @@ def _cpu_time(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _boot()[2]
 
 
-def _hex_address(text: str, v6: bool) -> str:
-    import socket
+# -- listening sockets ------------------------------------------------------------------------
 
-    raw = bytes.fromhex(text)
-    if v6:  # four 32-bit words, each in host (little-endian) order
-        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
-        return socket.inet_ntop(socket.AF_INET6, raw)
-    return socket.inet_ntop(socket.AF_INET, raw[::-1])
+_RECHECK = 30.0  # a socket no walk found an owner for is looked for again after this long
+# inode -> (pid, fd) of an owner seen before, or the monotonic time a full walk found none.
+# Only the sockets of the latest snapshot are kept; a hit costs one readlink, which proves it.
+_OWNERS: dict[int, tuple[int, str] | float] = {}
 
 
-def _linux_listeners(pids: Iterable[int]) -> tuple[Listener, ...]:
-    """/proc/net/{tcp,udp}{,6} for the listening sockets, then the owners' fds for their
-    inodes; the fd walk stops as soon as every inode has its owner."""
-    sockets: dict[str, tuple[int, str, str, str]] = {}  # inode -> (port, proto, family, addr)
-    for proto, v6 in (("tcp", False), ("tcp6", True), ("udp", False), ("udp6", True)):
-        try:
-            lines = _read(f"/proc/net/{proto}").decode().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            f = line.split()
-            local, remote, state, inode = f[1], f[2], f[3], f[9]
-            if proto.startswith("tcp") and state != "0A":  # TCP_LISTEN
-                continue
-            if proto.startswith("udp") and not remote.endswith(":0000"):  # connected UDP
-                continue
-            addr, port = local.rsplit(":", 1)
-            family = "ipv6" if v6 else "ipv4"
-            sockets[inode] = (int(port, 16), proto[:3], family, _hex_address(addr, v6))
-    owners: dict[str, int] = {}
-    wanted = {f"socket:[{inode}]": inode for inode in sockets}
-    for pid in pids if wanted else ():
-        folder = f"/proc/{pid}/fd"
-        try:
-            fds = os.listdir(folder)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                inode = wanted.pop(os.readlink(f"{folder}/{fd}"), "")
-            except OSError:
-                continue
-            if inode:
-                owners[inode] = pid
-        if not wanted:
-            break
-    found = {Listener(*info, owners.get(inode)) for inode, info in sockets.items()}
-    return tuple(sorted(found, key=lambda x: (x.port, x.proto, x.family, x.address)))
+def forget_owners() -> None:
+    """Forget the sockets' owners: the next snapshot walks every process's fds, as a new
+    process does (the benchmark's cold snapshot)."""
+    global _OWNERS
+    _OWNERS = {}
+
+
+class _OwnerWalk:
+    """The listening sockets (/proc/net read once) and their owners. Owners seen before are
+    proven with one readlink each; the others are looked for in the fd folders of `pids`, in a
+    thread that runs while the caller reads the process table (both are mostly system calls,
+    which release the GIL). The walk stops once every socket has its owner."""
+
+    def __init__(self, pids: list[str]) -> None:
+        self.sockets = _net.listening()
+        self.known: dict[int, tuple[int, str] | float] = {}
+        self.found: dict[int, tuple[int, str]] = {}
+        now = time.monotonic()
+        todo: list[int] = []
+        for inode in self.sockets:
+            hit = _OWNERS.get(inode)
+            if isinstance(hit, tuple):
+                proven = _net.holds(hit[0], hit[1], inode)
+            else:
+                proven = hit is not None and now - hit < _RECHECK  # still nobody we can see
+            if proven and hit is not None:
+                self.known[inode] = hit
+            else:
+                todo.append(inode)
+        self.thread: threading.Thread | None = None
+        if todo:
+            self.thread = threading.Thread(
+                target=self._walk, args=(todo, pids), name="corral-owners", daemon=True
+            )
+            self.thread.start()
+
+    def _walk(self, todo: list[int], pids: list[str]) -> None:
+        self.found = _net.owners(todo, pids)
+
+    def result(self) -> tuple[Listener, ...]:
+        global _OWNERS
+        if self.thread is not None:
+            self.thread.join()
+        now = time.monotonic()
+        cache: dict[int, tuple[int, str] | float] = {}
+        found: list[Listener] = []
+        for inode, sock in self.sockets.items():
+            owner = self.known.get(inode) or self.found.get(inode) or now
+            cache[inode] = owner
+            pid = owner[0] if isinstance(owner, tuple) else None
+            found.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
+        _OWNERS = cache
+        return tuple(sorted(set(found), key=lambda x: (x.port, x.proto, x.family, x.address)))
 
 
 def _psutil_listeners() -> tuple[Listener, ...]:
@@ -287,22 +312,24 @@ def _psutil_listeners() -> tuple[Listener, ...]:
     return tuple(sorted(found, key=lambda x: (x.port, x.proto, x.family, x.address)))
 
 
-def listeners(pids: Iterable[int] | None = None) -> tuple[Listener, ...]:
-    """Every listening socket we can see: TCP in LISTEN, UDP bound without a peer; owners
-    are looked for among `pids` (default: every process)."""
+def listeners() -> tuple[Listener, ...]:
+    """Every listening socket we can see (TCP in LISTEN, UDP bound without a peer) with its
+    owner when that is visible."""
     if not _LINUX:
         return _psutil_listeners()
-    if pids is None:
-        pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
-    return _linux_listeners(pids)
+    return _OwnerWalk(_net.pids()).result()
 
 
 def take(*, previous: Snapshot | None = None) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw."""
     taken = time.monotonic()
-    procs = _table()
-    # owners are most likely young processes: corral's jobs, not the machine's old daemons
-    ports = listeners(sorted(procs, key=lambda pid: -procs[pid].start))
+    if _LINUX:
+        pids = _net.pids()
+        walk = _OwnerWalk(pids)
+        procs = _linux_table(pids)
+        ports = walk.result()
+    else:
+        procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
     if previous is not None:
         elapsed = max(taken - previous.taken_at, 1e-6)

@@ -135,14 +135,35 @@ def _inside(path: str | None, root: Path) -> bool:
     return p == root or root in p.parents
 
 
+_SHOWN: dict[str, str] = {}  # command line -> its display form (hiding secrets takes time)
+
+
+def forget_caches() -> None:
+    """Forget what earlier listings learnt (display forms, sockets' owners): the next one
+    costs what it costs in a new process."""
+    _SHOWN.clear()
+    scan.forget_owners()
+
+
 def _command(pid: int) -> str:
     argv = cmdline(pid)
-    return supervisor.display_command(shlex.join(argv)) if argv else ""
+    if not argv:
+        return ""
+    line = shlex.join(argv)
+    shown = _SHOWN.get(line)
+    if shown is None:
+        if len(_SHOWN) > 4096:  # a long-lived daemon sees many command lines come and go
+            _SHOWN.clear()
+        shown = _SHOWN[line] = supervisor.display_command(line)
+    return shown
 
 
-def _view(obs: Observed, row: Attribution, kids: dict[int, list[int]]) -> ProcessView:
+def _view(
+    obs: Observed, row: Attribution, kids: dict[int, list[int]], jobs_by_id: dict[str, JobRecord]
+) -> ProcessView:
     proc = obs.snapshot.procs[row.pid]
     members = [row.pid]
+    record = jobs_by_id.get(row.job or "") if row.role == ROLE_SUPERVISOR else None
     if row.role == ROLE_SUPERVISOR:  # a job's row sums its processes, as `corral ls` does
         members = scan.job_pids(obs.snapshot, row.pid, (), kids) or []
     usage = scan.job_usage(obs.snapshot, members)
@@ -158,7 +179,7 @@ def _view(obs: Observed, row: Attribution, kids: dict[int, list[int]]) -> Proces
         orphaned=obs.attributed.orphaned(row),
         own=proc.uid == os.getuid(),
         name=proc.name,
-        command=_command(row.pid),
+        command=record.command if record is not None else _command(row.pid),
         cwd=scan.cwd(row.pid),
         ports=list(usage.ports),
         processes=usage.processes,
@@ -194,6 +215,7 @@ def list_processes(
     obs = observed or observe()
     chain = _caller_chain(obs.snapshot)
     kids = obs.snapshot.children()
+    jobs_by_id = {r.id: r for r in obs.records}
     views = []
     for row in sorted(obs.attributed.rows.values(), key=lambda r: (r.session or "", r.pid)):
         if row.pid in chain or row.pid not in obs.snapshot.procs:
@@ -202,7 +224,7 @@ def list_processes(
             continue
         if orphaned and not obs.attributed.orphaned(row):
             continue
-        view = _view(obs, row, kids)
+        view = _view(obs, row, kids, jobs_by_id)
         if project is not None and not _inside(view.cwd, project):
             continue
         views.append(view)
