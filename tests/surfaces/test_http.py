@@ -9,6 +9,7 @@ import signal
 import socket
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,41 @@ def test_tcp_needs_the_bearer_token_from_a_0600_file(corral_home: Path) -> None:
             assert data(ok)["pid"] == pid
     finally:
         _kill(pid)
+
+
+def test_a_tool_call_in_flight_keeps_the_snapshot_fresh_without_requests(
+    corral_home: Path, daemon: int, client: httpx.Client
+) -> None:
+    from corral.service import activity
+
+    def health() -> dict[str, Any]:
+        found: dict[str, Any] = data(client.get("/api/health"))  # not a list: not a client
+        return found
+
+    events = corral_home / "daemon.events"
+    assert stat.S_IMODE(events.stat().st_mode) == 0o600
+    idle = health()
+    assert idle["tool_calls_in_flight"] == 0 and idle["events_socket"] == str(events)
+    activity.tool_call(str(corral_home), "start", "s-1", "toolu_1")
+    wait_for(lambda: health()["snapshots_taken"] >= idle["snapshots_taken"] + 3, what="refresh")
+    busy = health()
+    assert busy["tool_calls_in_flight"] == 1 and busy["tool_call_reports"] == 1
+    activity.tool_call(str(corral_home), "end", "s-1", "toolu_1")
+    wait_for(lambda: health()["tool_calls_in_flight"] == 0, what="the end counted")
+    settled = health()["snapshots_taken"]
+    # Nothing in flight and no client: no more snapshots (at most one that had already
+    # started when the end arrived), over a pause that would have held several.
+    time.sleep(6 * 0.25)
+    assert health()["snapshots_taken"] <= settled + 1
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(b"not a report", str(events))
+    wait_for(lambda: health()["tool_call_reports_ignored"] == 1, what="garbage counted")
+    assert health()["tool_calls_in_flight"] == 0
+
+
+def test_the_daemon_removes_its_socket_files_on_sigterm(corral_home: Path) -> None:
+    pid = _ensure()
+    files = [corral_home / "daemon.events", corral_home / "corral.sock"]
+    assert all(f.exists() for f in files)
+    _kill(pid)
+    assert not any(f.exists() for f in files)

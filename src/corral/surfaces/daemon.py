@@ -8,6 +8,7 @@ import http.client
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -110,6 +111,7 @@ def serve(tcp: str | None = None) -> int:
 
     import uvicorn
 
+    from corral.service import sessions
     from corral.surfaces.http import create_app
 
     paths.ensure_private_dir(paths.home())
@@ -131,12 +133,14 @@ def serve(tcp: str | None = None) -> int:
         tcp_sock.bind((host, port))
         tcp_sock.listen(128)
         sockets.append(tcp_sock)
-    app = create_app(token=token, socket_path=socket_path())
+    events = sessions.tool_call_events()  # the hooks' reports of tool calls in flight
+    app = create_app(token=token, socket_path=socket_path(), events=events)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = _quiet_server_class()(config)
     try:
         asyncio.run(server.serve(sockets=sockets))
     finally:
+        events.close()
         for sock in sockets:
             sock.close()
         try:
@@ -144,6 +148,8 @@ def serve(tcp: str | None = None) -> int:
         except FileNotFoundError:
             pass
         os.close(lock)
+    for sig in reversed(server.signals):  # end as the signal would have ended us
+        signal.raise_signal(sig)
     return 0
 
 
@@ -186,11 +192,32 @@ def log_name() -> Path:
 
 def _quiet_server_class() -> type:
     import asyncio
+    import contextlib
+    import threading
+    from collections.abc import Iterator
 
     import uvicorn
 
     class QuietServer(uvicorn.Server):
-        """uvicorn wakes ten times a second to check for exit; once a second is plenty."""
+        """uvicorn wakes ten times a second to check for exit; once a second is plenty. And
+        it re-raises SIGTERM/SIGINT as it returns, which would end the process before its
+        socket files are removed: here the caller re-raises them (`signals`) afterwards."""
+
+        signals: tuple[int, ...] = ()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+                self.signals = tuple(self._captured_signals)
 
         async def main_loop(self) -> None:
             counter = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -24,9 +25,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from corral.core.envelope import envelope
 from corral.service import sessions
 
+log = logging.getLogger("corral.daemon")
+
 MAX_BODY = 64 * 1024
 MAX_TARGETS = 1000
 REFRESH = 5.0  # the warm snapshot's period while clients are around
+IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
 CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
 
 
@@ -41,37 +45,71 @@ def _reply(data: Any, errors: list[str] | None = None, status: int = 200) -> JSO
 
 
 class Warm:
-    """The last snapshot, kept fresh every REFRESH seconds while clients are around; idle
-    (no wake-ups at all) when nobody asks."""
+    """The last snapshot: fresh at once when a list is asked for, then every IN_FLIGHT_REFRESH
+    seconds while a tool call is in flight (the hooks report them), every REFRESH seconds while
+    clients are around, and never otherwise: no wake-ups at all when nobody asks."""
 
     def __init__(self) -> None:
         self.observed: sessions.Observed | None = None
-        self.last_client = 0.0
+        self.last_client = -CLIENT_WINDOW
+        self.last_taken = -REFRESH
+        self.snapshots = 0
+        self.in_flight = sessions.InFlight()
         self.wake = asyncio.Event()
         self.lock = asyncio.Lock()
+
+    async def _refresh(self, min_age: float = 0.0) -> sessions.Observed | None:
+        async with self.lock:
+            if self.observed and time.monotonic() - self.last_taken < min_age:
+                return self.observed  # taken for a request while this one waited
+            previous = self.observed.snapshot if self.observed else None
+            try:
+                self.observed = await asyncio.to_thread(sessions.observe, previous)
+                self.snapshots += 1
+            finally:
+                self.last_taken = time.monotonic()  # a failed one waits its period too
+            return self.observed
 
     async def fresh(self) -> sessions.Observed:
         self.last_client = time.monotonic()
         self.wake.set()
-        async with self.lock:
-            previous = self.observed.snapshot if self.observed else None
-            self.observed = await asyncio.to_thread(sessions.observe, previous)
-            return self.observed
+        observed = await self._refresh()
+        assert observed is not None
+        return observed
+
+    def tool_call(self, phase: str, session: str, call: str) -> None:
+        self.in_flight.note(phase, session, call, time.monotonic())
+        if phase == "start":
+            self.wake.set()
+
+    def period(self, now: float) -> float | None:
+        """Seconds between snapshots now; None: take none until something happens."""
+        if self.in_flight.count(now):
+            return IN_FLIGHT_REFRESH
+        if now - self.last_client < CLIENT_WINDOW:
+            return REFRESH
+        return None
 
     async def run(self) -> None:
         while True:
-            await self.wake.wait()
-            self.wake.clear()
-            while time.monotonic() - self.last_client < CLIENT_WINDOW:
+            now = time.monotonic()
+            period = self.period(now)
+            if period is None:
+                await self.wake.wait()
+                self.wake.clear()
+                continue
+            delay = self.last_taken + period - now
+            if delay > 0:
                 try:
-                    await asyncio.wait_for(self.wake.wait(), REFRESH)
+                    await asyncio.wait_for(self.wake.wait(), delay)
                     self.wake.clear()
-                    continue  # a request just refreshed it
                 except TimeoutError:
                     pass
-                async with self.lock:
-                    previous = self.observed.snapshot if self.observed else None
-                    self.observed = await asyncio.to_thread(sessions.observe, previous)
+                continue  # look again: a request may have refreshed it, or a call ended
+            try:
+                await self._refresh(min_age=period / 2)
+            except Exception:  # the next request or period tries again
+                log.exception("the warm snapshot could not be taken")
 
 
 # -- request checking -------------------------------------------------------------------------
@@ -157,8 +195,14 @@ def _checked(handler: Handler) -> Handler:
     return run
 
 
-def create_app(*, token: str | None = None, socket_path: Path | None = None) -> Starlette:
-    """The daemon's app. With `token`, requests that come over TCP need `Bearer <token>`."""
+def create_app(
+    *,
+    token: str | None = None,
+    socket_path: Path | None = None,
+    events: sessions.ToolCallEvents | None = None,
+) -> Starlette:
+    """The daemon's app. With `token`, requests that come over TCP need `Bearer <token>`.
+    With `events`, the hooks' tool-call reports arriving there drive the refresh."""
     warm = Warm()
     pending: set[asyncio.Task[sessions.Termination]] = set()
     me = sessions.self_identity()
@@ -171,6 +215,11 @@ def create_app(*, token: str | None = None, socket_path: Path | None = None) -> 
                 "pid": os.getpid(),
                 "started_at": me.started_at if me else None,
                 "socket": str(socket_path) if socket_path else None,
+                "events_socket": events.path if events else None,
+                "snapshots_taken": warm.snapshots,
+                "tool_calls_in_flight": warm.in_flight.count(time.monotonic()),
+                "tool_call_reports": events.received if events else 0,
+                "tool_call_reports_ignored": events.ignored if events else 0,
             }
         )
 
@@ -230,12 +279,22 @@ def create_app(*, token: str | None = None, socket_path: Path | None = None) -> 
 
     from contextlib import asynccontextmanager
 
+    def reports() -> None:
+        assert events is not None
+        for phase, session, call in events.receive():
+            warm.tool_call(phase, session, call)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> Any:
         runner = asyncio.ensure_future(warm.run())
+        loop = asyncio.get_running_loop()
+        if events is not None:
+            loop.add_reader(events.fileno(), reports)
         try:
             yield
         finally:
+            if events is not None:
+                loop.remove_reader(events.fileno())
             runner.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=30)
