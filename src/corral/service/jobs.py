@@ -454,19 +454,26 @@ def stop_identity(
             )
             outcome = StopOutcome(record.id, record.command, "running", targets)
             return [outcome], _audit([outcome], surface)
-    alive = started_at(pid)
-    result = (
-        StopResult.IDENTITY_MISMATCH
-        if alive not in (None, when)
-        else (StopResult.ALREADY_EXITED if alive is None else StopResult.UNPROVEN)
-    )
-    detail = {
-        StopResult.IDENTITY_MISMATCH: "pid now belongs to another process; not signalled",
-        StopResult.UNPROVEN: "not started by corral; not signalled",
-        StopResult.ALREADY_EXITED: None,
-    }[result]
-    outcome = StopOutcome("-", "", "unknown", [TargetOutcome(pid, when, "process", result, detail)])
+    target = unreached(ident, "not started by corral; not signalled")
+    outcome = StopOutcome("-", "", "unknown", [target])
     return [outcome], _audit([outcome], surface)
+
+
+def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:
+    """The outcome for a target that is not (or no longer) one we may stop: gone, its pid
+    taken by another process, or alive and unproven (`why` says why), never signalled."""
+    now = started_at(ident.pid)
+    if now is None:
+        return TargetOutcome(ident.pid, ident.started_at, "process", StopResult.ALREADY_EXITED)
+    if now != ident.started_at:
+        return TargetOutcome(
+            ident.pid,
+            ident.started_at,
+            "process",
+            StopResult.IDENTITY_MISMATCH,
+            "pid now belongs to another process; not signalled",
+        )
+    return TargetOutcome(ident.pid, ident.started_at, "process", StopResult.UNPROVEN, why)
 
 
 # -- clean ----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 from corral import paths, supervisor
 from corral.adapters import attribution, ledger, notify, procs, scan
 from corral.adapters.attribution import Attributed, Attribution
-from corral.adapters.identity import ProcessIdentity, cmdline, identity_of, started_at
+from corral.adapters.identity import ProcessIdentity, cmdline, identity_of
 from corral.adapters.ledger import JobRecord
 from corral.core.outcomes import StopResult
 from corral.service import jobs
@@ -248,15 +248,31 @@ def list_processes(
 
 
 @dataclass(frozen=True)
-class TargetResult:
-    pid: int
-    started_at: str
-    result: StopResult
+class TargetResult(jobs.TargetOutcome):
+    """A stop's outcome for one target, with the attribution that made it a target."""
+
     attribution: str | None = None
     session: str | None = None
     job: str | None = None
-    role: str = "process"
-    detail: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        outcome: jobs.TargetOutcome,
+        attribution: str | None = None,
+        session: str | None = None,
+        job: str | None = None,
+    ) -> TargetResult:
+        return cls(
+            outcome.pid,
+            outcome.started_at,
+            outcome.role,
+            outcome.result,
+            outcome.detail,
+            attribution,
+            session,
+            job,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -289,23 +305,10 @@ class Termination:
         }
 
 
-def _unreached(ident: ProcessIdentity, detail: str | None = None) -> TargetResult:
+def _unreached(ident: ProcessIdentity, why: str | None = None) -> TargetResult:
     """A target that is not (or no longer) an attributed process we may stop."""
-    now = started_at(ident.pid)
-    if now is None:
-        return TargetResult(ident.pid, ident.started_at, StopResult.ALREADY_EXITED)
-    if now != ident.started_at:
-        return TargetResult(
-            ident.pid,
-            ident.started_at,
-            StopResult.IDENTITY_MISMATCH,
-            detail="pid now belongs to another process; not signalled",
-        )
-    return TargetResult(
-        ident.pid,
-        ident.started_at,
-        StopResult.UNPROVEN,
-        detail=detail or "not attributed to any agent session; not signalled",
+    return TargetResult.of(
+        jobs.unreached(ident, why or "not attributed to any agent session; not signalled")
     )
 
 
@@ -372,7 +375,7 @@ def terminate(
             continue
         handle = procs.open_verified(ident)
         if handle is None:
-            results.append(_as(row, _unreached(ident).result))
+            results.append(_as(row, _unreached(ident).result))  # gone or replaced meanwhile
             continue
         proven = _still_attributed(row, proc)
         if not proven:
@@ -396,30 +399,19 @@ def terminate(
     finally:
         worker.join()
     for outcome, (_, row) in zip(signalled, handles, strict=True):
-        results.append(_as(row, outcome.result, outcome.detail))
+        results.append(TargetResult.of(outcome, row.how, row.session, row.job))
     for job in job_outcomes:
-        record = job_ids[job.job]
-        for t in job.targets:
-            results.append(
-                TargetResult(
-                    t.pid,
-                    t.started_at or "",
-                    t.result,
-                    attribution.SUPERVISED,
-                    record.session,
-                    job.job,
-                    t.role,
-                    t.detail,
-                )
-            )
+        session_of_job = job_ids[job.job].session
+        results.extend(
+            TargetResult.of(t, attribution.SUPERVISED, session_of_job, job.job) for t in job.targets
+        )
     errors = _audit(session, results, surface)
     return Termination(session, results, errors)
 
 
 def _as(row: Attribution, result: StopResult, detail: str | None = None) -> TargetResult:
-    return TargetResult(
-        row.pid, row.started_at, result, row.how, row.session, row.job, row.role, detail
-    )
+    outcome = jobs.TargetOutcome(row.pid, row.started_at, row.role, result, detail)
+    return TargetResult.of(outcome, row.how, row.session, row.job)
 
 
 def _audit(session: str | None, results: list[TargetResult], surface: str) -> list[str]:
