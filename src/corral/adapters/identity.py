@@ -23,9 +23,29 @@ class ProcessIdentity:
         return f"{self.pid}@{self.started_at}"
 
 
+# Fields of /proc/<pid>/stat counted after the process's name (see `stat_fields`).
+STATE, PPID, PGRP, SESSION, UTIME, STIME, START, RSS = 0, 1, 2, 3, 11, 12, 19, 21
+
+
+def stat_fields(raw: bytes) -> list[bytes]:
+    """The fields of a /proc/<pid>/stat line that follow the name (which may hold spaces and
+    parentheses), up to RSS: [STATE] is b"Z" for a zombie, [START] the start ticks."""
+    return raw[raw.rfind(b")") + 2 :].split(None, RSS + 1)
+
+
+def read_stat(pid: int) -> list[bytes] | None:
+    """Linux: the stat fields of `pid` (see `stat_fields`), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = stat_fields(f.read())
+    except OSError:
+        return None
+    return fields if len(fields) > RSS else None
+
+
 def _linux_started_at(pid: int) -> str | None:
-    ticks = supervisor.start_ticks(pid)
-    return None if ticks is None else f"{_boot_id()}:{ticks}"
+    fields = read_stat(pid)
+    return None if fields is None else f"{_boot_id()}:{int(fields[START])}"
 
 
 _BOOT_ID: str | None = None
@@ -88,7 +108,8 @@ def environ_has(pid: int, name: str, value: str) -> bool | None:
                 raw = f.read()
         except OSError:
             return None
-        return f"{name}={value}".encode() in raw.split(b"\0")
+        entry = f"{name}={value}".encode()
+        return entry in raw and entry in raw.split(b"\0")
     import psutil
 
     try:

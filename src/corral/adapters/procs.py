@@ -15,7 +15,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from corral.adapters.identity import ProcessIdentity, environ_has, is_alive, started_at
+from corral.adapters.identity import (
+    STATE,
+    ProcessIdentity,
+    environ_has,
+    is_alive,
+    read_stat,
+    started_at,
+)
 
 _LINUX = sys.platform.startswith("linux")
 
@@ -93,20 +100,11 @@ def marked_processes(name: str, value: str) -> list[ProcessIdentity]:
     Listing is lenient: what vanished or denies access is skipped."""
     found: list[ProcessIdentity] = []
     if _LINUX:
-        needle = f"{name}={value}".encode()
         for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            pid = int(entry)
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if needle not in f.read().split(b"\0"):
-                        continue
-            except OSError:
-                continue
-            when = started_at(pid)
-            if when is not None:
-                found.append(ProcessIdentity(pid, when))
+            if entry.isdigit() and environ_has(int(entry), name, value):
+                when = started_at(int(entry))
+                if when is not None:
+                    found.append(ProcessIdentity(int(entry), when))
         return found
     import psutil
 
@@ -123,12 +121,8 @@ def marked_processes(name: str, value: str) -> list[ProcessIdentity]:
 
 def is_zombie(pid: int) -> bool:
     if _LINUX:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            return False
-        return stat[stat.rindex(b")") + 2 :].startswith(b"Z")
+        fields = read_stat(pid)
+        return fields is not None and fields[STATE] == b"Z"
     return False
 
 

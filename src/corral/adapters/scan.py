@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 import psutil
 
 from corral import supervisor
+from corral.adapters import identity
 from corral.adapters import listeners as _net
+from corral.adapters.identity import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
@@ -142,9 +144,8 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
             continue
         finally:
             os.close(fd)
-        close = stat.rfind(b")")
-        fields = stat[close + 2 :].split(None, 22)  # up to rss; the rest is not needed
-        if len(fields) < 22 or fields[0] == b"Z":
+        fields = identity.stat_fields(stat)
+        if len(fields) <= RSS or fields[STATE] == b"Z":
             continue  # a zombie holds no resources and cannot be stopped
         try:
             fd = os.open(f"/proc/{entry}/environ", os.O_RDONLY)
@@ -160,20 +161,20 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
                 markers, readable = {}, False
             finally:
                 os.close(fd)
-        ticks = int(fields[19])
+        ticks = int(fields[START])
         pid = int(entry)
         procs[pid] = Proc(
             pid=pid,
-            ppid=int(fields[1]),
-            pgid=int(fields[2]),
-            sid=int(fields[3]),
+            ppid=int(fields[PPID]),
+            pgid=int(fields[PGRP]),
+            sid=int(fields[SESSION]),
             uid=uid,
-            name=stat[stat.find(b"(") + 1 : close].decode("utf-8", "replace"),
+            name=stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace"),
             started_at=f"{boot_id}:{ticks}",
             start=ticks / hz,
             created=boot_time + ticks / hz,
-            cpu_time=(int(fields[11]) + int(fields[12])) / hz,
-            rss=int(fields[21]) * page,
+            cpu_time=(int(fields[UTIME]) + int(fields[STIME])) / hz,
+            rss=int(fields[RSS]) * page,
             markers=markers,
             environ_readable=readable,
         )
@@ -221,13 +222,10 @@ def _cpu_time(pid: int) -> float | None:
         except _GONE:
             return None
         return float(t.user + t.system)
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
+    fields = identity.read_stat(pid)
+    if fields is None:
         return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _boot()[2]
+    return (int(fields[UTIME]) + int(fields[STIME])) / _boot()[2]
 
 
 # -- listening sockets ------------------------------------------------------------------------
