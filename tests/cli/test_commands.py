@@ -127,3 +127,32 @@ def test_output_into_a_closed_pipe_is_quiet() -> None:
     )  # fmt: skip
     assert len(result.stdout) == 10
     assert "Traceback" not in lines.stderr and "BrokenPipe" not in lines.stderr
+
+
+def test_stop_by_identity_reaches_a_process_of_an_agent_session(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import uuid
+
+    from corral.adapters.identity import started_at
+
+    marked = subprocess.Popen(
+        ["sleep", "300"], env={**os.environ, "CLAUDE_CODE_SESSION_ID": str(uuid.uuid4())}
+    )
+    plain = subprocess.Popen(["sleep", "301"])
+    try:
+        when = started_at(marked.pid)
+        assert when is not None
+        out = corral_json("stop", "--pid", str(marked.pid), "--started-at", when)
+        [target] = out["data"][0]["targets"]
+        assert target["result"] == "terminated" and target["attribution"] == "env"
+        assert marked.wait(timeout=10) == -15
+        other = started_at(plain.pid)
+        assert other is not None
+        out = corral_json("stop", "--pid", str(plain.pid), "--started-at", other)
+        assert out["data"][0]["targets"][0]["result"] == "unproven"
+        assert plain.poll() is None
+    finally:
+        for proc in (marked, plain):
+            proc.kill()
+            proc.wait()

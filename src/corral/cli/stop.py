@@ -30,7 +30,9 @@ def main(args: argparse.Namespace) -> int:
     if (args.pid is None) != (args.started_at is None):
         raise UsageError("--pid and --started-at go together")
     if args.pid is not None:
-        outcomes, errors = jobs.stop_identity(args.pid, args.started_at)
+        from corral.service import sessions
+
+        outcomes, errors = sessions.stop_identity(args.pid, args.started_at)
     else:
         records = ledger.read_all().records
         if args.all:

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -434,9 +434,15 @@ def _audit(outcomes: list[StopOutcome], surface: str) -> list[str]:
 
 
 def stop_identity(
-    pid: int, when: str, *, surface: str = "cli"
+    pid: int,
+    when: str,
+    *,
+    surface: str = "cli",
+    otherwise: Callable[[ProcessIdentity], tuple[list[StopOutcome], list[str]]] | None = None,
 ) -> tuple[list[StopOutcome], list[str]]:
-    """Stop what `(pid, started_at)` names: a job's supervisor, or a process of a job."""
+    """Stop what `(pid, started_at)` names: a job's supervisor, or a process of a job; for
+    anything else, `otherwise(identity)` answers (sessions: an attributed process), or the
+    target is reported unproven and left alone."""
     records = ledger.read_all().records
     for record in records:
         if record.pid == pid and record.started_at == when:
@@ -454,6 +460,8 @@ def stop_identity(
             )
             outcome = StopOutcome(record.id, record.command, "running", targets)
             return [outcome], _audit([outcome], surface)
+    if otherwise is not None:
+        return otherwise(ident)
     target = unreached(ident, "not started by corral; not signalled")
     outcome = StopOutcome("-", "", "unknown", [target])
     return [outcome], _audit([outcome], surface)

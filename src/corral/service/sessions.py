@@ -426,6 +426,23 @@ def _audit(session: str | None, results: list[TargetResult], surface: str) -> li
 POLICIES = ("keep", "terminate")
 
 
+def stop_identity(
+    pid: int, when: str, *, surface: str = "cli"
+) -> tuple[list[jobs.StopOutcome], list[str]]:
+    """Stop what `(pid, started_at)` names: a job's supervisor or process (through the job),
+    else a process attributed to an agent session (its attribution verified, then SIGTERM
+    and SIGKILL after the grace period, to it alone); anything else is left alone."""
+
+    def attributed(ident: ProcessIdentity) -> tuple[list[jobs.StopOutcome], list[str]]:
+        command = _command(ident.pid)  # before the stop: afterwards it is gone
+        ended = terminate(None, [ident], surface=surface)
+        state = "stopped" if ended.ok else "unknown"
+        outcome = jobs.StopOutcome("-", command, state, list(ended.targets))
+        return [outcome], ended.errors
+
+    return jobs.stop_identity(pid, when, surface=surface, otherwise=attributed)
+
+
 def end_session(session: str, policy: str = "keep", *, surface: str = "cli") -> Termination:
     """End an agent session: `keep` leaves its processes running (they show up as orphans once
     its agent is gone); `terminate` stops them all."""
