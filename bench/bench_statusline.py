@@ -48,7 +48,7 @@ def main() -> int:
                 f"{sys.executable} -m http.server 0 --bind 127.0.0.1" if n % 4 == 0 else "sleep 600"
             )
             subprocess.run(
-                [*corral, "run", "-d", "-c", line], cwd=folder, env=env, check=True,
+                [*corral, "run", "-d", "--force", "-c", line], cwd=folder, env=env, check=True,
                 capture_output=True,
             )  # fmt: skip
         time.sleep(1.0)  # the servers bind
