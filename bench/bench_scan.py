@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def start_processes(jobs: int, total: int) -> tuple[list[subprocess.Popen[bytes]
     # each job is a supervisor plus its sleep: fill up to `total` with plain processes
     mine = psutil.Process().children(recursive=True)
     for _ in range(max(0, total - len(psutil.pids()) - 0)):
-        procs.append(subprocess.Popen(["sleep", "100000"]))
+        procs.append(subprocess.Popen(["sleep", "100000"], stdout=subprocess.DEVNULL))
     del mine
     time.sleep(0.3)
     return procs, tokens
@@ -114,8 +115,11 @@ def main() -> int:
                 if base is not None:
                     theirs.append(base)
         finally:
-            for p in procs:
-                p.kill()
+            for p in procs:  # a supervisor leads its job's group: the job goes with it
+                if isinstance(p.args, list) and p.args[0] == sys.executable:
+                    os.killpg(p.pid, signal.SIGKILL)
+                else:
+                    p.kill()
             for p in procs:
                 p.wait()
         print(f"corral scanner benchmarks ({'quick' if args.quick else 'full'} run, "

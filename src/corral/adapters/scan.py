@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -133,6 +132,8 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
     page = os.sysconf("SC_PAGE_SIZE")
     procs: dict[int, Proc] = {}
     for entry in entries:
+        if not entry.isdigit():
+            continue
         try:
             fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
         except OSError:
@@ -244,17 +245,16 @@ def forget_owners() -> None:
 
 
 class _OwnerWalk:
-    """The listening sockets (/proc/net read once) and their owners. Owners seen before are
-    proven with one readlink each; the others are looked for in the fd folders of `pids`, in a
-    thread that runs while the caller reads the process table (both are mostly system calls,
-    which release the GIL). The walk stops once every socket has its owner."""
+    """The listening sockets (/proc/net read once) and their owners. An owner seen before is
+    proven with one readlink; the others are looked for in the fd folders of the processes
+    `result` is given, and the walk stops once every socket has its owner. (A thread for the
+    walk while the table is read gains nothing: both hold the GIL between system calls.)"""
 
-    def __init__(self, pids: list[str]) -> None:
+    def __init__(self) -> None:
         self.sockets = _net.listening()
         self.known: dict[int, tuple[int, str] | float] = {}
-        self.found: dict[int, tuple[int, str]] = {}
+        self.todo: list[int] = []
         now = time.monotonic()
-        todo: list[int] = []
         for inode in self.sockets:
             hit = _OWNERS.get(inode)
             if isinstance(hit, tuple):
@@ -264,31 +264,21 @@ class _OwnerWalk:
             if proven and hit is not None:
                 self.known[inode] = hit
             else:
-                todo.append(inode)
-        self.thread: threading.Thread | None = None
-        if todo:
-            self.thread = threading.Thread(
-                target=self._walk, args=(todo, pids), name="corral-owners", daemon=True
-            )
-            self.thread.start()
+                self.todo.append(inode)
 
-    def _walk(self, todo: list[int], pids: list[str]) -> None:
-        self.found = _net.owners(todo, pids)
-
-    def result(self) -> tuple[Listener, ...]:
+    def result(self, pids: Iterable[int | str]) -> tuple[Listener, ...]:
         global _OWNERS
-        if self.thread is not None:
-            self.thread.join()
+        found = _net.owners(self.todo, pids) if self.todo else {}
         now = time.monotonic()
         cache: dict[int, tuple[int, str] | float] = {}
-        found: list[Listener] = []
+        listed: list[Listener] = []
         for inode, sock in self.sockets.items():
-            owner = self.known.get(inode) or self.found.get(inode) or now
+            owner = self.known.get(inode) or found.get(inode) or now
             cache[inode] = owner
             pid = owner[0] if isinstance(owner, tuple) else None
-            found.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
+            listed.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
         _OWNERS = cache
-        return tuple(sorted(set(found), key=lambda x: (x.port, x.proto, x.family, x.address)))
+        return tuple(sorted(set(listed), key=lambda x: (x.port, x.proto, x.family, x.address)))
 
 
 def _psutil_listeners() -> tuple[Listener, ...]:
@@ -315,17 +305,17 @@ def listeners() -> tuple[Listener, ...]:
     owner when that is visible."""
     if not _LINUX:
         return _psutil_listeners()
-    return _OwnerWalk(_net.pids()).result()
+    return _OwnerWalk().result(_net.pids())
 
 
 def take(*, previous: Snapshot | None = None) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw."""
     taken = time.monotonic()
     if _LINUX:
-        pids = _net.pids()
-        walk = _OwnerWalk(pids)
-        procs = _linux_table(pids)
-        ports = walk.result()
+        procs = _linux_table(os.listdir("/proc"))
+        # owners are most likely young processes: corral's jobs, not the machine's old daemons
+        youngest = sorted(procs.values(), key=lambda proc: -proc.start)
+        ports = _OwnerWalk().result([proc.pid for proc in youngest])
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
