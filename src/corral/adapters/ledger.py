@@ -99,3 +99,19 @@ def remove(record_id: str, ledger: Path | None = None) -> None:
             (folder / f"{record_id}{suffix}").unlink()
         except FileNotFoundError:
             pass
+
+
+def supervisor_alive(record: JobRecord) -> bool | None:
+    """True: the recorded supervisor runs. False: it is provably gone. None: its pid now
+    belongs to another process (identity mismatch) — also gone, but worth saying."""
+    from corral.adapters.identity import cmdline, started_at
+
+    now = started_at(record.pid)
+    if now is None:
+        return False
+    if record.started_at is not None and now != record.started_at:
+        return None
+    argv = cmdline(record.pid)
+    if argv is None:
+        return False
+    return record.id in argv

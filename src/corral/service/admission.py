@@ -31,12 +31,10 @@ def job_folder(record: ledger.JobRecord) -> str:
 
 def live_jobs() -> list[LiveJob]:
     """Running jobs from the ledger whose supervisor is still the recorded process."""
-    from corral.service.jobs import supervisor_alive
-
     now = time.time()
     jobs = []
     for record in ledger.read_all().records:
-        if record.final or not supervisor_alive(record):
+        if record.final or not ledger.supervisor_alive(record):
             continue
         ports: tuple[int, ...] = (record.port,) if record.port else ()
         jobs.append(

@@ -11,7 +11,6 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.messages import age
-from corral.service import jobs
 
 CORRAL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUPERVISOR = os.path.join(CORRAL, "supervise.py")  # the supervisor, from its bytecode
@@ -70,6 +69,7 @@ def _inside(path: str | None, root: str) -> bool:
 def session_briefing(folder: str, session: str | None) -> str | None:
     """For a new session in `folder`: the jobs already running there (any session's), with
     their ports, so the model reuses them; None when there are none."""
+    from corral.service import jobs
     from corral.service.sessions import project_root
 
     root = str(project_root(Path(folder)))
@@ -154,7 +154,7 @@ class Overview:
 def overview(session: str | None, folder: Path) -> Overview:
     """What `/procs` shows for `session` in `folder`'s project: this session's jobs, earlier
     sessions' jobs, other live sessions' jobs, unsupervised leftovers, other listeners."""
-    from corral.service import sessions
+    from corral.service import jobs, sessions
 
     project = str(sessions.project_root(folder))
     observed = sessions.observe()

@@ -13,8 +13,8 @@ from typing import Any
 
 from corral import paths, supervisor
 from corral.adapters import ledger
-from corral.adapters.identity import ProcessIdentity, cmdline, started_at
-from corral.adapters.ledger import JobRecord
+from corral.adapters.identity import ProcessIdentity, started_at
+from corral.adapters.ledger import JobRecord, supervisor_alive
 from corral.core.outcomes import JobState, StopResult
 from corral.errors import AmbiguousJob, JobNotFound
 
@@ -57,20 +57,6 @@ class Listing:
 
 def supervisor_identity(record: JobRecord) -> ProcessIdentity | None:
     return None if record.started_at is None else ProcessIdentity(record.pid, record.started_at)
-
-
-def supervisor_alive(record: JobRecord) -> bool | None:
-    """True: the recorded supervisor runs. False: it is provably gone. None: its pid now
-    belongs to another process (identity mismatch) — also gone, but worth saying."""
-    now = started_at(record.pid)
-    if now is None:
-        return False
-    if record.started_at is not None and now != record.started_at:
-        return None
-    argv = cmdline(record.pid)
-    if argv is None:
-        return False
-    return record.id in argv
 
 
 def _leftovers(record: JobRecord) -> list[ProcessIdentity]:

@@ -136,6 +136,15 @@ def _site() -> None:
         _SITE_DONE = True
 
 
+def _pin_home(home: str) -> None:
+    """The slow path finds corral's state through `corral.paths`, which would import
+    platformdirs (6 ms) to work out the folder this process already knows (the two agree:
+    tests/test_paths.py)."""
+    import os
+
+    os.environ.setdefault("CORRAL_HOME", home)
+
+
 def log(home: str, message: str) -> None:
     """One line in corral's log; never raises."""
     import os
@@ -180,6 +189,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         if not may_need_supervision(tool_input["command"], background, extra):
             return None
         _site()
+        _pin_home(home)
         from corral.surfaces.claude import pretool
 
         return pretool.answer(payload, tool_input, home)
@@ -199,6 +209,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         if isinstance(command, str) and any(f"{root}/corral/{p}" in command for p in programs):
             return None  # corral's own job: its supervisor already records it
     _site()
+    _pin_home(home)
     from corral.surfaces.claude import events
 
     return events.answer(event, payload, home)
