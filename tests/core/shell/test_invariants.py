@@ -75,3 +75,24 @@ def test_plain_lines_do_not_load_the_grammar() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_grammar_loaded_from_the_binding_is_the_packages_own() -> None:
+    import subprocess
+    import sys
+
+    import tree_sitter
+    import tree_sitter_bash
+
+    from corral.core.shell.parse import bash_language
+
+    ours = tree_sitter.Language(bash_language())
+    theirs = tree_sitter.Language(tree_sitter_bash.language())
+    assert ours.node_kind_count == theirs.node_kind_count
+    assert ours.field_count == theirs.field_count
+    code = (
+        "import sys; from corral.core.shell.parse import read; read('npm run dev & x')\n"
+        "print('importlib.resources' in sys.modules, 'tempfile' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

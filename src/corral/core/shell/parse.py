@@ -8,6 +8,7 @@ use only: most lines are decided without it (see plan.py).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -97,10 +98,33 @@ def _parser() -> Parser:
     global _PARSER
     if _PARSER is None:
         import tree_sitter
-        import tree_sitter_bash
 
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(bash_language()))
     return _PARSER
+
+
+def bash_language() -> object:
+    """The bash grammar's language pointer. `tree_sitter_bash/__init__.py` imports
+    importlib.resources (and with it tempfile, shutil, bz2, lzma, random: ~9 ms on the
+    hook's path) for a query file corral never reads, so its compiled binding is loaded
+    straight from the package folder; the package's own import is the fallback."""
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("tree_sitter_bash")  # finds it without running it
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = f"{folder}/_binding{suffix}"
+            loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+            found = importlib.util.spec_from_file_location(loader.name, path, loader=loader)
+            if found is None or not os.path.exists(path):
+                continue
+            binding = importlib.util.module_from_spec(found)
+            loader.exec_module(binding)
+            return binding.language()
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
 
 
 def lexical_reason(line: str) -> str | None:
