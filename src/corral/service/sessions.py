@@ -70,10 +70,35 @@ def observe(previous: scan.Snapshot | None = None, *, remember: bool = True) -> 
         ]
         alive = {(p.pid, p.started_at) for p in snap.procs.values()}
         try:
-            observations.save(seen, attributed.live_agents, alive)
+            _save(seen, attributed.live_agents, alive)
         except (sqlite3.Error, OSError) as exc:
             warnings.append(f"observations not stored: {exc}")
     return Observed(snap, attributed, read.records, warnings)
+
+
+SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
+_SAVED: tuple[object, float] | None = None  # what this process stored last, and when
+
+
+def _save(
+    seen: list[observations.Observation],
+    agents: dict[str, list[tuple[int, str]]],
+    alive: set[tuple[int, str]],
+) -> None:
+    """Store observations unless this process stored the very same ones a moment ago: a
+    daemon refreshing four times a second while a tool call runs writes only what changed.
+    (Dead identities are pruned on the next write; every stored one is rechecked on load.)"""
+    global _SAVED
+    key = (
+        paths.home(),
+        frozenset(seen),
+        frozenset((s, i) for s, ids in agents.items() for i in ids),
+    )
+    now = time.monotonic()
+    if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
+        return
+    observations.save(seen, agents, alive)
+    _SAVED = (key, now)
 
 
 # -- listing ----------------------------------------------------------------------------------
