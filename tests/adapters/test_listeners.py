@@ -1,14 +1,20 @@
 """The one port-owner lookup: sock_diag and /proc/net agree, the hook's `holder` and the
-snapshot find the same owner, and an owner remembered from a snapshot is proven again."""
+snapshot find the same owner, and an owner remembered from a snapshot (in memory, or in the
+file an earlier process left) is proven again."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Collection, Iterable, Iterator
+from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from corral import supervisor
 from corral.adapters import listeners, scan
 from tests.adapters.test_scan import LISTEN
 
@@ -71,3 +77,113 @@ def test_a_remembered_owner_that_closed_its_socket_is_not_kept() -> None:
     child.wait()
     child.stdout.close()
     assert scan.take().ports_of([child.pid]) == []
+
+
+# -- owners remembered between processes ------------------------------------------------------
+
+
+def test_the_owners_file_round_trips_private_and_bounded(corral_home: Path) -> None:
+    path = str(corral_home / listeners.OWNERS_FILE)
+    owners: dict[int, listeners.Owner | listeners.Unseen] = {
+        11: (123, "4"),
+        12: listeners.Unseen(5.25, 100.5),
+    }
+    listeners.write_owners(path, "boot-a", owners)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert listeners.read_owners(path, "boot-a") == owners
+    assert listeners.read_owners(path, "boot-b") == {}  # another boot: pids mean nothing now
+    many = {i: (i, "3") for i in range(listeners.MAX_OWNERS + 10)}
+    listeners.write_owners(path, "boot-a", many)
+    assert len(listeners.read_owners(path, "boot-a")) == listeners.MAX_OWNERS
+    assert [p.name for p in corral_home.iterdir()] == [listeners.OWNERS_FILE]  # no temp left
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\xff\xfe garbage",
+        b"corral-socket-owners/1 boot-a\n11 x 4\n",
+        b"corral-socket-owners/1 boot-a\n11 123\n",
+        b"corral-socket-owners/1 boot-a\n11 - 1.0\n",
+        b"corral-socket-owners/1 boot-a\n11 123 4 5\n",
+        b"corral-socket-owners/1 boot-a\n" + b"11 123 4\n" * 100_000,
+    ],
+)
+def test_a_corrupt_owners_file_is_ignored(corral_home: Path, content: bytes) -> None:
+    path = corral_home / listeners.OWNERS_FILE
+    path.write_bytes(content)
+    assert listeners.read_owners(str(path), "boot-a") == {}
+
+
+def _walks(monkeypatch: pytest.MonkeyPatch) -> list[tuple[set[int], list[int]]]:
+    """Every owner walk the scanner makes from now on: (inodes looked for, pids visited)."""
+    calls: list[tuple[set[int], list[int]]] = []
+    real = listeners.owners
+
+    def spy(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tuple[int, str]]:
+        pids = [int(p) for p in among]
+        calls.append((set(inodes), pids))
+        return real(inodes, pids)
+
+    monkeypatch.setattr(listeners, "owners", spy)
+    return calls
+
+
+def test_a_new_process_proves_the_owners_an_earlier_one_left(
+    corral_home: Path,
+    listening: tuple[subprocess.Popen[str], list[int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    child, ports = listening
+    scan.forget_owners(persisted=True)
+    assert scan.take().ports_of([child.pid]) == sorted(set(ports))  # the first run: a walk
+    theirs = {i for i, s in listeners.listening().items() if s.port in ports}
+    assert (corral_home / listeners.OWNERS_FILE).stat().st_mode & 0o777 == 0o600
+    scan.forget_owners()  # a new process: only the file is left
+    walks = _walks(monkeypatch)
+    assert scan.take().ports_of([child.pid]) == sorted(set(ports))
+    assert all(not inodes & theirs for inodes, _ in walks)  # proven with a readlink each
+
+
+def test_stale_or_corrupt_remembered_owners_fall_back_to_the_walk(
+    corral_home: Path, listening: tuple[subprocess.Popen[str], list[int]]
+) -> None:
+    child, ports = listening
+    path = str(corral_home / listeners.OWNERS_FILE)
+    boot = supervisor.boot_id()
+    theirs = [i for i, s in listeners.listening().items() if s.port in ports]
+    # another process and fd (a reused pid, a replaced socket), then a corrupt file
+    listeners.write_owners(path, boot, {i: (os.getpid(), "0") for i in theirs})
+    scan.forget_owners()
+    assert scan.take().ports_of([child.pid]) == sorted(set(ports))
+    assert listeners.read_owners(path, boot)[theirs[0]] == (child.pid, mock.ANY)  # rewritten
+    (corral_home / listeners.OWNERS_FILE).write_bytes(b"\0not ours\n")
+    scan.forget_owners()
+    assert scan.take().ports_of([child.pid]) == sorted(set(ports))
+    assert listeners.read_owners(path, boot)[theirs[0]] == (child.pid, mock.ANY)
+
+
+def test_a_socket_nobody_held_is_looked_for_among_new_processes_then_everywhere(
+    corral_home: Path,
+    listening: tuple[subprocess.Popen[str], list[int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    child, ports = listening
+    path = str(corral_home / listeners.OWNERS_FILE)
+    boot = supervisor.boot_id()
+    theirs = [i for i, s in listeners.listening().items() if s.port in ports]
+    start = scan.take().procs[child.pid].start
+    now = time.monotonic()
+    # nobody held them when the child was not yet started: the child is new, so it is walked
+    listeners.write_owners(path, boot, {i: listeners.Unseen(now, start - 1) for i in theirs})
+    scan.forget_owners()
+    walks = _walks(monkeypatch)
+    assert scan.take().ports_of([child.pid]) == sorted(set(ports))
+    inodes, pids = walks[0]  # the processes started since come first
+    assert set(theirs) <= inodes and child.pid in pids
+    # the last walk over every process is too old: every process is walked again
+    old = now - 10_000
+    listeners.write_owners(path, boot, {i: listeners.Unseen(old, start + 1) for i in theirs})
+    scan.forget_owners()
+    assert scan.take().ports_of([child.pid]) == sorted(set(ports))

@@ -163,6 +163,91 @@ def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tup
     return found
 
 
+# -- remembered owners, kept between processes ----------------------------------------------
+# A CLI run is a new process: without what earlier runs learnt it would walk the fd folders
+# of every process whenever one listener's owner cannot be seen (another user's, another pid
+# namespace's). The file is only a hint: every owner in it is proven again with one readlink
+# before use, and a socket in it that nobody could be found for is looked for again among the
+# processes started since (see scan.py). A reboot (another boot id) discards it.
+
+OWNERS_FILE = "socket-owners"
+_OWNERS_MAGIC = "corral-socket-owners/1"
+MAX_OWNERS = 4096  # entries a file may hold; a longer one is not ours and is ignored
+_MAX_OWNERS_BYTES = 64 * MAX_OWNERS
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """A listening socket no walk found an owner for. `full_at`: the time.monotonic() of the
+    last walk over every process; `until`: the start (seconds since boot) of the youngest
+    process walked since then."""
+
+    full_at: float
+    until: float
+
+
+Owner = tuple[int, str]  # pid and fd number of a process holding the socket
+
+
+def read_owners(path: str, boot_id: str) -> dict[int, Owner | Unseen]:
+    """The remembered owners in `path`; nothing when the file is missing, of another boot,
+    too long or malformed anywhere (it is rewritten after the next walk)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return {}
+    try:
+        raw = os.read(fd, _MAX_OWNERS_BYTES + 1)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    lines = raw.decode("ascii", "replace").split("\n")
+    if len(raw) > _MAX_OWNERS_BYTES or lines[0] != f"{_OWNERS_MAGIC} {boot_id}":
+        return {}
+    found: dict[int, Owner | Unseen] = {}
+    try:
+        for line in lines[1:]:
+            if not line:
+                continue
+            inode, pid, *rest = line.split(" ")
+            if pid == "-":
+                full_at, until = rest
+                found[int(inode)] = Unseen(float(full_at), float(until))
+            elif len(rest) == 1 and pid.isdigit() and rest[0].isdigit():
+                found[int(inode)] = (int(pid), rest[0])
+            else:
+                return {}
+    except ValueError:
+        return {}
+    return found if len(found) <= MAX_OWNERS else {}
+
+
+def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) -> None:
+    """Replace `path` (mode 0600, through a temporary file and a rename) with `owners` (the
+    first MAX_OWNERS of them). Best effort: a file that cannot be written is left as it was."""
+    lines = [f"{_OWNERS_MAGIC} {boot_id}"]
+    for inode, owner in list(owners.items())[:MAX_OWNERS]:
+        if isinstance(owner, Unseen):
+            lines.append(f"{inode} - {owner.full_at!r} {owner.until!r}")
+        else:
+            lines.append(f"{inode} {owner[0]} {owner[1]}")
+    temp = f"{path}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, ("\n".join(lines) + "\n").encode("ascii"))
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
 def holds(pid: int, fd: str, inode: int) -> bool:
     """Whether `pid`'s descriptor `fd` is still the socket `inode` (one readlink)."""
     try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from corral import supervisor
+from corral import paths, supervisor
 from corral.adapters import identity
 from corral.adapters import listeners as _net
 from corral.adapters.identity import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME
@@ -231,53 +231,96 @@ def _cpu_time(pid: int) -> float | None:
 
 # -- listening sockets ------------------------------------------------------------------------
 
-_RECHECK = 30.0  # a socket no walk found an owner for is looked for again after this long
-# inode -> (pid, fd) of an owner seen before, or the monotonic time a full walk found none.
-# Only the sockets of the latest snapshot are kept; a hit costs one readlink, which proves it.
-_OWNERS: dict[int, tuple[int, str] | float] = {}
+# inode -> the owner (pid, fd) seen before, or when a walk found none (listeners.Unseen). Only
+# the sockets of the latest snapshot are kept, in memory and in corral's home (so a new
+# process, the CLI, starts where the previous one stopped). A remembered owner costs one
+# readlink, which proves it; anything unproven is looked for again.
+_OWNERS: dict[int, _net.Owner | _net.Unseen] | None = None  # None: the file is not read yet
+_SAVED: dict[int, _net.Owner | _net.Unseen] = {}  # what the file holds, as read or written
+# A socket nobody could be found for is looked for among the processes started since the last
+# walk (one that existed then did not hold it), and among every process this often: an old
+# process gains a socket only when one is passed to it (SCM_RIGHTS) or it becomes readable
+# (setuid). Until then such a listener is shown without an owner, which no surface may stop.
+_FULL_WALK_EVERY = 600.0
+# A process that started while the last table was being listed may be missing from it:
+# processes this much older than the youngest one listed are walked again.
+_START_MARGIN = 0.1
 
 
-def forget_owners() -> None:
-    """Forget the sockets' owners: the next snapshot walks every process's fds, as a new
-    process does (the benchmark's cold snapshot)."""
-    global _OWNERS
-    _OWNERS = {}
+def _owners_file() -> str:
+    return os.path.join(paths.home_dir(), _net.OWNERS_FILE)
+
+
+def forget_owners(*, persisted: bool = False) -> None:
+    """Forget the sockets' owners learnt in this process: the next snapshot starts from the
+    file, as a new process does (the benchmark's cold snapshot); with `persisted`, from
+    nothing, as the first run ever does."""
+    global _OWNERS, _SAVED
+    _OWNERS, _SAVED = None, {}
+    if persisted:
+        try:
+            os.unlink(_owners_file())
+        except OSError:
+            pass
+
+
+def _remembered() -> dict[int, _net.Owner | _net.Unseen]:
+    global _OWNERS, _SAVED
+    if _OWNERS is None:
+        _OWNERS = _net.read_owners(_owners_file(), _boot()[0])
+        _SAVED = dict(_OWNERS)
+    return _OWNERS
 
 
 class _OwnerWalk:
-    """The listening sockets (/proc/net read once) and their owners. An owner seen before is
-    proven with one readlink; the others are looked for in the fd folders of the processes
-    `result` is given, and the walk stops once every socket has its owner. (A thread for the
-    walk while the table is read gains nothing: both hold the GIL between system calls.)"""
+    """The listening sockets (read once) and their owners. An owner seen before is proven with
+    one readlink; the others are looked for in the fd folders of the processes `result` is
+    given, youngest first, and the walk stops once every socket has its owner. (A thread for
+    the walk while the table is read gains nothing: both hold the GIL between system calls.)"""
 
     def __init__(self) -> None:
         self.sockets = _net.listening()
-        self.known: dict[int, tuple[int, str] | float] = {}
-        self.todo: list[int] = []
-        now = time.monotonic()
+        remembered = _remembered()
+        self.now = time.monotonic()
+        self.known: dict[int, _net.Owner] = {}
+        self.unseen: dict[int, _net.Unseen] = {}  # looked for among new processes only
+        self.full: list[int] = []  # looked for among every process
         for inode in self.sockets:
-            hit = _OWNERS.get(inode)
-            if isinstance(hit, tuple):
-                proven = _net.holds(hit[0], hit[1], inode)
-            else:
-                proven = hit is not None and now - hit < _RECHECK  # still nobody we can see
-            if proven and hit is not None:
+            hit = remembered.get(inode)
+            if isinstance(hit, tuple) and _net.holds(hit[0], hit[1], inode):
                 self.known[inode] = hit
+            elif isinstance(hit, _net.Unseen) and 0 <= self.now - hit.full_at < _FULL_WALK_EVERY:
+                self.unseen[inode] = hit
             else:
-                self.todo.append(inode)
+                self.full.append(inode)
 
-    def result(self, pids: Iterable[int | str]) -> tuple[Listener, ...]:
-        global _OWNERS
-        found = _net.owners(self.todo, pids) if self.todo else {}
-        now = time.monotonic()
-        cache: dict[int, tuple[int, str] | float] = {}
+    def result(self, youngest: list[Proc]) -> tuple[Listener, ...]:
+        """The listeners with their owners, `youngest` being every process, youngest first."""
+        global _OWNERS, _SAVED
+        found: dict[int, _net.Owner] = {}
+        newest = youngest[0].start - _START_MARGIN if youngest else 0.0
+        if self.unseen or self.full:
+            cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
+            young = [p.pid for p in youngest if p.start >= cutoff]
+            found = _net.owners([*self.unseen, *self.full], young)
+            rest = [inode for inode in self.full if inode not in found]
+            if rest:
+                found |= _net.owners(rest, [p.pid for p in youngest if p.start < cutoff])
+        cache: dict[int, _net.Owner | _net.Unseen] = {}
         listed: list[Listener] = []
         for inode, sock in self.sockets.items():
-            owner = self.known.get(inode) or found.get(inode) or now
-            cache[inode] = owner
-            pid = owner[0] if isinstance(owner, tuple) else None
+            owner = self.known.get(inode) or found.get(inode)
+            if owner is None:
+                before = self.unseen.get(inode)
+                cache[inode] = _net.Unseen(before.full_at if before else self.now, newest)
+            else:
+                cache[inode] = owner
+            pid = owner[0] if owner else None
             listed.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
         _OWNERS = cache
+        if cache != _SAVED:
+            _net.write_owners(_owners_file(), _boot()[0], cache)
+            _SAVED = cache
         return tuple(sorted(set(listed), key=lambda x: (x.port, x.proto, x.family, x.address)))
 
 
@@ -303,9 +346,7 @@ def _psutil_listeners() -> tuple[Listener, ...]:
 def listeners() -> tuple[Listener, ...]:
     """Every listening socket we can see (TCP in LISTEN, UDP bound without a peer) with its
     owner when that is visible."""
-    if not _LINUX:
-        return _psutil_listeners()
-    return _OwnerWalk().result(_net.pids())
+    return take().listeners
 
 
 def take(*, previous: Snapshot | None = None) -> Snapshot:
@@ -314,8 +355,7 @@ def take(*, previous: Snapshot | None = None) -> Snapshot:
     if _LINUX:
         procs = _linux_table(os.listdir("/proc"))
         # owners are most likely young processes: corral's jobs, not the machine's old daemons
-        youngest = sorted(procs.values(), key=lambda proc: -proc.start)
-        ports = _OwnerWalk().result([proc.pid for proc in youngest])
+        ports = _OwnerWalk().result(sorted(procs.values(), key=lambda proc: -proc.start))
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}

@@ -163,11 +163,12 @@ def _inside(path: str | None, root: Path) -> bool:
 _SHOWN: dict[str, str] = {}  # command line -> its display form (hiding secrets takes time)
 
 
-def forget_caches() -> None:
+def forget_caches(*, persisted: bool = False) -> None:
     """Forget what earlier listings learnt (display forms, sockets' owners): the next one
-    costs what it costs in a new process."""
+    costs what it costs in a new process; with `persisted`, also what earlier processes left
+    in corral's home (the sockets' owners), as on the first run ever."""
     _SHOWN.clear()
-    scan.forget_owners()
+    scan.forget_owners(persisted=persisted)
 
 
 def _command(pid: int) -> str:
