@@ -131,6 +131,22 @@ def test_the_hook_path_loads_only_the_c_socket_module(corral_home: Path) -> None
         events.close()
 
 
+def test_the_hook_path_loads_no_socket_module_when_no_daemon_listens(corral_home: Path) -> None:
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(SRC)!r})\n"
+        "before = set(sys.modules)\n"
+        "from corral.adapters import notify\n"
+        f"notify.tool_call({str(corral_home)!r}, 'start', 'sess', 'call')\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert set(out) == {"corral", "corral.adapters", "corral.adapters.notify"}
+    assert not (corral_home / notify.EVENTS_NAME).exists()
+
+
 def test_in_flight_calls_end_expire_and_are_bounded() -> None:
     table = notify.InFlight(expiry=10.0, limit=3)
     table.note("start", "s", "a", now=0.0)

@@ -3,7 +3,8 @@ end of the socket. The one chokepoint for that socket.
 
 The sending half runs on the hook's fast path (`python -I -S`, a budget of a few ms): at
 import this module loads nothing, and `tool_call` loads only the C module `_socket` — no
-`socket`, `os`, `json` or `enum`. The receiving half imports what it needs when called.
+`socket`, `os`, `json` or `enum` — and that only when the daemon's socket file exists. The
+receiving half imports what it needs when called.
 
 Contract (version 1):
 - Socket: a Unix datagram socket `<corral home>/daemon.events` (mode 0600), bound by the
@@ -21,6 +22,7 @@ MAX_DATAGRAM = len(MAGIC) + 3 + len("start") + 2 * MAX_ID
 
 EXPIRY = 600.0  # a call that started and never ended stops counting after this many seconds
 MAX_IN_FLIGHT = 1024  # the oldest calls are dropped beyond this many
+_S_IFMT, _S_IFSOCK = 0o170000, 0o140000  # stat's file type bits, and a socket's
 
 
 def encode(phase: str, session_id: str, tool_use_id: str) -> bytes | None:
@@ -57,17 +59,22 @@ def tool_call(home: str, phase: str, session_id: str, tool_use_id: str) -> None:
     ended ("end"). Sends one non-blocking datagram to `<home>/daemon.events` and returns: a
     no-op when no daemon listens (no socket file), when its queue is full, or when the values
     cannot be sent (see the module's contract). Never raises, never waits; loads `_socket`
-    only."""
+    only, and only when the socket file is there (one `posix.stat` says)."""
     try:
         data = encode(phase, session_id, tool_use_id)
         if data is None:
             return
+        import posix  # built in, loaded by every Python process before any import
+
+        path = home.rstrip("/") + "/" + EVENTS_NAME
+        if posix.stat(path).st_mode & _S_IFMT != _S_IFSOCK:
+            return  # no daemon bound it: nothing to load, nothing to send
         import _socket
 
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
         try:
             sock.setblocking(False)
-            sock.sendto(data, home.rstrip("/") + "/" + EVENTS_NAME)
+            sock.sendto(data, path)
         finally:
             sock.close()
     except Exception:  # noqa: BLE001, S110 - a report that cannot be sent is dropped
