@@ -9,6 +9,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -268,6 +269,22 @@ def test_a_tool_call_in_flight_keeps_the_snapshot_fresh_without_requests(
         s.sendto(b"not a report", str(events))
     wait_for(lambda: health()["tool_call_reports_ignored"] == 1, what="garbage counted")
     assert health()["tool_calls_in_flight"] == 0
+
+
+def test_the_activity_service_loads_nothing_on_the_hooks_path(corral_home: Path) -> None:
+    # The daemon reaches the tool-call socket through it; the hook imports it on every call.
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {src!r})\n"
+        "before = set(sys.modules)\n"
+        "from corral.service import activity\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert set(out) == {"corral", "corral.service", "corral.service.activity"}
 
 
 def test_the_daemon_removes_its_socket_files_on_sigterm(corral_home: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from corral import paths, supervisor
-from corral.adapters import attribution, ledger, notify, procs, scan
+from corral.adapters import attribution, ledger, procs, scan
 from corral.adapters.attribution import Attributed, Attribution
 from corral.adapters.identity import ProcessIdentity, cmdline, identity_of
 from corral.adapters.ledger import JobRecord
@@ -493,16 +493,3 @@ def audit_events(limit: int = 100) -> list[dict[str, Any]]:
         }
         for e in db.audit_events(limit)
     ]
-
-
-# -- tool calls in flight ---------------------------------------------------------------------
-# The hooks report each tool call's start and end on a datagram socket (adapters.notify); a
-# running daemon listens there and keeps its snapshot fresher while any call is in flight.
-
-ToolCallEvents = notify.Events
-InFlight = notify.InFlight
-
-
-def tool_call_events() -> notify.Events:
-    """Bind the daemon's tool-call socket in corral's home (the caller holds the daemon lock)."""
-    return notify.Events(str(paths.home()))

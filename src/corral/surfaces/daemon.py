@@ -111,7 +111,7 @@ def serve(tcp: str | None = None) -> int:
 
     import uvicorn
 
-    from corral.service import sessions
+    from corral.service import activity
     from corral.surfaces.http import create_app
 
     paths.ensure_private_dir(paths.home())
@@ -133,7 +133,7 @@ def serve(tcp: str | None = None) -> int:
         tcp_sock.bind((host, port))
         tcp_sock.listen(128)
         sockets.append(tcp_sock)
-    events = sessions.tool_call_events()  # the hooks' reports of tool calls in flight
+    events = activity.tool_call_events()  # the hooks' reports of tool calls in flight
     app = create_app(token=token, socket_path=socket_path(), events=events)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = _quiet_server_class()(config)

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
-from corral.service import sessions
+from corral.service import activity, sessions
 
 log = logging.getLogger("corral.daemon")
 
@@ -54,7 +54,7 @@ class Warm:
         self.last_client = -CLIENT_WINDOW
         self.last_taken = -REFRESH
         self.snapshots = 0
-        self.in_flight = sessions.InFlight()
+        self.in_flight = activity.in_flight()
         self.wake = asyncio.Event()
         self.lock = asyncio.Lock()
 
@@ -199,7 +199,7 @@ def create_app(
     *,
     token: str | None = None,
     socket_path: Path | None = None,
-    events: sessions.ToolCallEvents | None = None,
+    events: activity.ToolCallEvents | None = None,
 ) -> Starlette:
     """The daemon's app. With `token`, requests that come over TCP need `Bearer <token>`.
     With `events`, the hooks' tool-call reports arriving there drive the refresh."""
