@@ -242,9 +242,6 @@ _SAVED: dict[int, _net.Owner | _net.Unseen] = {}  # what the file holds, as read
 # process gains a socket only when one is passed to it (SCM_RIGHTS) or it becomes readable
 # (setuid). Until then such a listener is shown without an owner, which no surface may stop.
 _FULL_WALK_EVERY = 600.0
-# A process that started while the last table was being listed may be missing from it:
-# processes this much older than the youngest one listed are walked again.
-_START_MARGIN = 0.1
 
 
 def _owners_file() -> str:
@@ -294,11 +291,14 @@ class _OwnerWalk:
             else:
                 self.full.append(inode)
 
-    def result(self, youngest: list[Proc]) -> tuple[Listener, ...]:
-        """The listeners with their owners, `youngest` being every process, youngest first."""
+    def result(self, youngest: list[Proc], listed_at: float) -> tuple[Listener, ...]:
+        """The listeners with their owners, `youngest` being every process, youngest first,
+        as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of their starts)."""
         global _OWNERS, _SAVED
         found: dict[int, _net.Owner] = {}
-        newest = youngest[0].start - _START_MARGIN if youngest else 0.0
+        # every process started before this was listed (a start is truncated to a tick)
+        hz = _boot()[2]
+        newest = (int(listed_at * hz) - 1) / hz
         if self.unseen or self.full:
             cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
             young = [p.pid for p in youngest if p.start >= cutoff]
@@ -353,9 +353,11 @@ def take(*, previous: Snapshot | None = None) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw."""
     taken = time.monotonic()
     if _LINUX:
+        listed_at = time.clock_gettime(time.CLOCK_BOOTTIME)
         procs = _linux_table(os.listdir("/proc"))
         # owners are most likely young processes: corral's jobs, not the machine's old daemons
-        ports = _OwnerWalk().result(sorted(procs.values(), key=lambda proc: -proc.start))
+        youngest = sorted(procs.values(), key=lambda proc: -proc.start)
+        ports = _OwnerWalk().result(youngest, listed_at)
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
