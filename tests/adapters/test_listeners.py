@@ -187,3 +187,19 @@ def test_a_socket_nobody_held_is_looked_for_among_new_processes_then_everywhere(
     listeners.write_owners(path, boot, {i: listeners.Unseen(old, start + 1) for i in theirs})
     scan.forget_owners()
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))
+
+
+def test_snapshots_in_a_row_leave_the_owners_file_alone(
+    corral_home: Path,
+    listening: tuple[subprocess.Popen[str], list[int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the daemon lists four times a second while a tool call runs: same owners, no writes
+    scan.forget_owners(persisted=True)
+    scan.take()
+    assert (corral_home / listeners.OWNERS_FILE).exists()
+    writes = mock.Mock(wraps=listeners.write_owners)
+    monkeypatch.setattr(listeners, "write_owners", writes)
+    for _ in range(3):
+        scan.take()
+    assert writes.call_count == 0

@@ -244,6 +244,14 @@ _SAVED: dict[int, _net.Owner | _net.Unseen] = {}  # what the file holds, as read
 _FULL_WALK_EVERY = 600.0
 
 
+_SAVED_AT = -float("inf")  # when the file was last written (time.monotonic)
+
+
+def _shape(owners: dict[int, _net.Owner | _net.Unseen]) -> dict[int, object]:
+    """`owners` without how far each unseen socket was looked for among new processes."""
+    return {i: o.full_at if isinstance(o, _net.Unseen) else o for i, o in owners.items()}
+
+
 def _owners_file() -> str:
     return os.path.join(paths.home_dir(), _net.OWNERS_FILE)
 
@@ -294,7 +302,7 @@ class _OwnerWalk:
     def result(self, youngest: list[Proc], listed_at: float) -> tuple[Listener, ...]:
         """The listeners with their owners, `youngest` being every process, youngest first,
         as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of their starts)."""
-        global _OWNERS, _SAVED
+        global _OWNERS, _SAVED, _SAVED_AT
         found: dict[int, _net.Owner] = {}
         # every process started before this was listed (a start is truncated to a tick)
         hz = _boot()[2]
@@ -318,9 +326,11 @@ class _OwnerWalk:
             pid = owner[0] if owner else None
             listed.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
         _OWNERS = cache
-        if cache != _SAVED:
+        if _shape(cache) != _shape(_SAVED) or (cache != _SAVED and self.now - _SAVED_AT > 60):
+            # the daemon lists four times a second while a tool call runs: only a changed
+            # owner, or a minute's worth of new processes walked, is worth a file
             _net.write_owners(_owners_file(), _boot()[0], cache)
-            _SAVED = cache
+            _SAVED, _SAVED_AT = cache, self.now
         return tuple(sorted(set(listed), key=lambda x: (x.port, x.proto, x.family, x.address)))
 
 
