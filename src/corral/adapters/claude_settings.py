@@ -153,7 +153,7 @@ RULE_FLAGS = ("--disallowedTools", "--disallowed-tools", "--settings", "--settin
 def command_line_rules(pid: int, levels: int = 6) -> str | None:
     """Why the rules may come from the running Claude's command line: the first rule flag
     found on `pid` or one of its ancestors (the hook's parents lead to Claude), else None."""
-    from corral.adapters.identity import cmdline
+    from corral.adapters.identity import cmdline, parent_pid
 
     for _ in range(levels):
         if pid <= 1:
@@ -163,25 +163,8 @@ def command_line_rules(pid: int, levels: int = 6) -> str | None:
             flag = arg.split("=", 1)[0]
             if flag in RULE_FLAGS:
                 return f"permission rules given on Claude's command line ({flag})"
-        parent = _parent(pid)
+        parent = parent_pid(pid)
         if parent is None:
             return None
         pid = parent
     return None
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(b")") + 2 :].split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        import psutil
-    except ImportError:
-        return None
-    try:
-        return int(psutil.Process(pid).ppid())
-    except psutil.Error:
-        return None

@@ -70,6 +70,23 @@ def _psutil_started_at(pid: int) -> str | None:
 started_at = _linux_started_at if _LINUX else _psutil_started_at
 
 
+def _linux_parent(pid: int) -> int | None:
+    fields = read_stat(pid)
+    return None if fields is None else int(fields[PPID])
+
+
+def _psutil_parent(pid: int) -> int | None:
+    import psutil
+
+    try:
+        return int(psutil.Process(pid).ppid())
+    except psutil.Error:
+        return None
+
+
+parent_pid = _linux_parent if _LINUX else _psutil_parent  # None: the process is gone
+
+
 def identity_of(pid: int) -> ProcessIdentity | None:
     """The identity of the live process `pid`, or None if there is none."""
     if pid <= 0:
