@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import pids_with_env
+from tests.helpers import kill_with_env, pids_with_env
 
 processes_with_env = pids_with_env  # the name tests/tmux/conftest.py imports
 
@@ -22,28 +20,7 @@ PYTHON = sys.executable
 
 def reap_home(home: Path) -> list[int]:
     """Kill every process whose environment names this CORRAL_HOME; return their pids."""
-    entry = f"CORRAL_HOME={home}".encode()
-    killed = []
-    for _ in range(20):
-        pids = pids_with_env(entry)
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            except ProcessLookupError:
-                pass
-        # reap our own children among them, so none lingers as a zombie
-        for pid in pids:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-        import time
-
-        time.sleep(0.05)
-    return killed
+    return kill_with_env(f"CORRAL_HOME={home}".encode())
 
 
 @pytest.fixture(autouse=True)

@@ -84,6 +84,31 @@ def pids_with_env(entry: bytes) -> list[int]:
     return found
 
 
+def kill_with_env(entry: bytes) -> list[int]:
+    """SIGKILL, by pid, every process whose environment holds `entry` (until none is left),
+    reaping our own children among them; return the pids that were killed."""
+    import signal
+
+    killed: list[int] = []
+    for _ in range(20):
+        pids = pids_with_env(entry)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        for pid in pids:  # our own children among them must not linger as zombies
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.05)
+    return sorted(set(killed))
+
+
 def job_pids(token: str) -> list[int]:
     """Live processes carrying CORRAL_JOB=<token>."""
     return [pid for pid in pids_with_env(f"CORRAL_JOB={token}".encode()) if alive(pid)]

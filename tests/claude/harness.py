@@ -26,7 +26,7 @@ from typing import Any, Literal
 import pytest
 
 from tests.claude.fake_api import JSON, FakeAPI, Request, Turn
-from tests.helpers import pids_with_env
+from tests.helpers import kill_with_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE_BIN = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"
@@ -176,20 +176,7 @@ class ClaudeCLI:
 
     def reap_escaped(self) -> list[int]:
         """Kill by pid every process that carries this fixture's run marker."""
-        entry = f"{RUN_MARKER}={self.marker}".encode()
-        killed: list[int] = []
-        for _ in range(20):
-            pids = pids_with_env(entry)
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.append(pid)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.05)
-        return sorted(set(killed))
+        return kill_with_env(f"{RUN_MARKER}={self.marker}".encode())
 
 
 def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
