@@ -203,14 +203,19 @@ def _statements(root: Node, source: bytes) -> tuple[Statement, ...]:
     return tuple(statements)
 
 
+def _redirected_body(node: Node, source: bytes) -> Node:
+    """The statement a redirected statement wraps, once its redirects are checked."""
+    _check_redirects(node, source)
+    body = node.child_by_field_name("body")
+    if body is None:
+        raise _Refuse("a redirect without a command")
+    return body
+
+
 def _and_or(node: Node, source: bytes) -> list[Pipeline]:
     kind = node.type
     if kind == "redirected_statement":
-        _check_redirects(node, source)
-        body = node.child_by_field_name("body")
-        if body is None:
-            raise _Refuse("a redirect without a command")
-        return _and_or(body, source)
+        return _and_or(_redirected_body(node, source), source)
     if kind == "list":
         pipelines: list[Pipeline] = []
         for child in node.children:
@@ -255,11 +260,7 @@ def _redirect(node: Node, source: bytes) -> None:
 def _command(node: Node, source: bytes) -> Command:
     kind = node.type
     if kind == "redirected_statement":
-        _check_redirects(node, source)
-        body = node.child_by_field_name("body")
-        if body is None:
-            raise _Refuse("a redirect without a command")
-        return _command(body, source)
+        return _command(_redirected_body(node, source), source)
     if kind in ("variable_assignment", "variable_assignments"):
         pairs = [node] if kind == "variable_assignment" else list(node.named_children)
         assigned = tuple(_assignment(pair, source) for pair in pairs)
