@@ -56,6 +56,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import select
     import signal
     from _socket import socket
 
@@ -241,12 +242,8 @@ def _proxy(
     poller = select.poll()
     for fd in (*fifos, wake, listener.fileno()):
         poller.register(fd, select.POLLIN)
-    runner_fd: int | None = None
-    try:
-        runner_fd = os.pidfd_open(runner_pid)
-        poller.register(runner_fd, select.POLLIN)
-    except (OSError, AttributeError):
-        pass  # already gone (drained below), or no pidfd (macOS: the FIFOs' hang-up ends it)
+    # None: already gone (drained below), or no pidfd (macOS: the FIFOs' hang-up ends it)
+    runner_fd = _watch_exit(poller, runner_pid)
     writable = {1: True, 2: True}
     runner_gone = runner_fd is None
     while fifos:
@@ -297,6 +294,19 @@ def _proxy(
             return int(f.read()), None
     except (OSError, ValueError):
         return None, None
+
+
+def _watch_exit(poller: select.poll, pid: int) -> int | None:
+    """A pidfd for `pid` registered on `poller` (readable once it exits), or None when it
+    is gone already or the platform has no pidfd (macOS)."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return None
+    poller.register(fd, select.POLLIN)
+    return fd
 
 
 def _interrupt(runner_fd: int | None, runner_pid: int) -> None:
@@ -402,12 +412,7 @@ def _read_ready(fd: int, runner_pid: int, timeout: float) -> bytes:
 
     poller = select.poll()
     poller.register(fd, select.POLLIN)
-    runner_fd: int | None = None
-    try:
-        runner_fd = os.pidfd_open(runner_pid)
-        poller.register(runner_fd, select.POLLIN)
-    except (OSError, AttributeError):
-        pass  # gone already, or no pidfd (macOS): the timeout is the guard
+    runner_fd = _watch_exit(poller, runner_pid)  # None: the timeout is the guard
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     try:
