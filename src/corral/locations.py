@@ -1,10 +1,16 @@
-"""corral's state and config folders from the standard library alone, for the entry points
+"""Where corral's programs are, and its state and config folders, from the standard library
+alone, for the entry points
 started with `python -I -S` (the Claude hook, the status line). It imports only `posix` and
 `sys`, which every Python process has loaded already: not even `os`. `corral.paths` gives the
 same answers through platformdirs; tests/test_paths.py pins that they agree."""
 
 import posix
 import sys
+
+PACKAGE = __file__.rpartition("/")[0]  # the corral package's folder
+SUPERVISOR = f"{PACKAGE}/supervisor.py"
+LAUNCHER = f"{PACKAGE}/supervise.py"  # starts the supervisor from its bytecode
+TMUX_WRAPPER = f"{PACKAGE}/tmux_wrapper.py"  # a program of its own, like the supervisor
 
 
 def _env(name: str) -> str:

@@ -9,12 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral import config
+from corral import config, locations
 from corral.core.shell.messages import age
-
-CORRAL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUPERVISOR = os.path.join(CORRAL, "supervise.py")  # the supervisor, from its bytecode
-TMUX_WRAPPER = os.path.join(CORRAL, "tmux_wrapper.py")
 
 
 def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
@@ -22,20 +18,12 @@ def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
     absolute interpreter in isolated mode and an absolute program, so nothing on PATH or in
     PYTHON* variables can stand in for them."""
     settings = config.load() if settings is None else settings
-    program = TMUX_WRAPPER if config.backend(settings) == "tmux" else SUPERVISOR
-    words = [sys.executable, "-I", "-S", program]
+    tmux = config.backend(settings) == "tmux"
+    words = [sys.executable, "-I", "-S", locations.TMUX_WRAPPER if tmux else locations.LAUNCHER]
     grace = config.grace(settings)
     if grace is not None:
         words += ["--grace", f"{grace:g}"]
     return words
-
-
-def rewritten_by_corral(line: str) -> bool:
-    """A line that already runs corral's supervisor or wrapper is never wrapped again."""
-    return any(
-        os.path.join(CORRAL, name) in line
-        for name in ("supervise.py", "supervisor.py", "tmux_wrapper.py")
-    )
 
 
 def permission(

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from corral import paths, supervisor
+from corral import locations, paths
 
-SUPERVISOR = Path(supervisor.__file__).resolve()
-LAUNCHER = SUPERVISOR.parent / "supervise.py"  # starts the supervisor from its bytecode
-TMUX_WRAPPER = SUPERVISOR.parent / "tmux_wrapper.py"  # a program of its own, like the supervisor
+SUPERVISOR = Path(locations.SUPERVISOR)
+LAUNCHER = Path(locations.LAUNCHER)  # starts the supervisor from its bytecode
+TMUX_WRAPPER = Path(locations.TMUX_WRAPPER)  # a program of its own, like the supervisor
 
 
 def new_token() -> str:
@@ -123,6 +122,8 @@ def start_detached(
     its window). Returns once it is recorded. If the tmux backend cannot be used, the job
     starts with the default backend and `warning` says why. `token` (default: a new one),
     `identity` and `port` are recorded in the ledger, for later duplicate checks."""
+    import subprocess
+
     token = token or new_token()
     logs = paths.ensure_private_dir(paths.home() / "logs")
     log_path = logs / f"{token}.log"
@@ -164,6 +165,8 @@ def _start_in_tmux(
 ) -> Started | str | None:
     """Start the job in a tmux window (the wrapper waits until it is recorded); a warning
     (or None) when it has to use the default backend instead."""
+    import subprocess
+
     os.close(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
     result = subprocess.run(
         [sys.executable, "-I", "-S", *wrapper],

@@ -74,6 +74,14 @@ def parse(text: str) -> "Any":
     return value
 
 
+def rewritten_by_corral(command: str) -> bool:
+    """The command already runs one of corral's programs (a line the hook rewrote)."""
+    from corral import locations
+
+    programs = (locations.LAUNCHER, locations.SUPERVISOR, locations.TMUX_WRAPPER)
+    return any(program in command for program in programs)
+
+
 def may_need_supervision(line: str, background: bool, extra: frozenset[str] = frozenset()) -> bool:
     """False when the line reader would surely leave `line` untouched: not sent to the
     background, no `&`, and no word that can start a long runner (same answer as
@@ -204,9 +212,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
             return None
         tool_input = payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
-        root = package_root()
-        programs = ("supervise.py", "supervisor.py", "tmux_wrapper.py")
-        if isinstance(command, str) and any(f"{root}/corral/{p}" in command for p in programs):
+        if isinstance(command, str) and rewritten_by_corral(command):
             return None  # corral's own job: its supervisor already records it
     _site()
     _pin_home(home)
