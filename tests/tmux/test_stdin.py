@@ -87,7 +87,9 @@ def test_eof_arrives_when_the_caller_closes_stdin(tmux_env: TmuxEnv) -> None:
 def test_a_line_opening_the_terminal_fails_at_once_instead_of_waiting(tmux_env: TmuxEnv) -> None:
     # An agent's call has no terminal; neither has the job in its window (the pane's
     # terminal is the pane runner's), so this fails as it would for the agent.
-    line = "exec 3</dev/tty && echo opened || echo no-terminal"
+    # The open is tried in a subshell: a failed `exec` redirection ends a POSIX shell
+    # (dash as /bin/sh when $SHELL is unset), which would print nothing at all.
+    line = "(exec 3</dev/tty) 2>/dev/null && echo opened || echo no-terminal"
     expected = subprocess.run(
         default_argv(line), capture_output=True, start_new_session=True, timeout=30
     )
