@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import LAUNCHER as SUPERVISOR  # as corral starts it
+from tests.helpers import alive, pids_with_env, wait_for
 
 # The supervisor runs from the interpreter's exit handlers (see the end of supervisor.py),
 # so a check made when its top level returns would see almost nothing: this program asks
@@ -96,3 +97,7 @@ def test_running_supervisor_maps_no_more_libm_than_python_itself(tmp_path: Path)
         bare.wait()
         os.killpg(sup.pid, 9)
         sup.wait()
+        # SIGKILL is delivered asynchronously: the job's sleep may still be exiting here,
+        # and the leak check would count it. Wait until none of the group is alive.
+        home_entry = f"CORRAL_HOME={env['CORRAL_HOME']}".encode()
+        wait_for(lambda: not [p for p in pids_with_env(home_entry) if alive(p)], what="job gone")
