@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,14 @@ processes_with_env = pids_with_env  # the name tests/tmux/conftest.py imports
 ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
 PYTHON = sys.executable
+
+# A suite started in the background by a non-interactive shell (`cmd &`, nohup) inherits
+# SIGINT and SIGQUIT ignored, and every "direct" run a test compares corral with would
+# inherit that too, while the supervisor gives its job the default dispositions on
+# purpose. Tests compare against a caller with the default dispositions.
+for _sig in (signal.SIGINT, signal.SIGQUIT):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, signal.SIG_DFL)
 
 
 def reap_home(home: Path) -> list[int]:
