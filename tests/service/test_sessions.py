@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +17,11 @@ from corral.adapters.identity import ProcessIdentity, identity_of
 from corral.service import sessions
 from corral.store import db
 from tests.helpers import alive, corral, corral_json, job_pids, start_job, wait_for
+
+# Stopping a session's processes reaches every process on the machine that carries its
+# marker: session ids are unique to this run so that two suites running side by side never
+# reach each other's processes.
+RUN = uuid.uuid4().hex[:8]
 
 
 @contextmanager
@@ -38,37 +44,37 @@ def ident(proc: subprocess.Popen[bytes]) -> ProcessIdentity:
 
 def test_marked_process_is_listed_as_env_and_stopped_unmarked_twin_untouched() -> None:
     with (
-        spawned(["sleep", "300"], CORRAL_SESSION="s-env") as marked,
+        spawned(["sleep", "300"], CORRAL_SESSION=f"s-env-{RUN}") as marked,
         spawned(["sleep", "300"]) as twin,
     ):
         ident(marked)
-        rows = sessions.list_processes("s-env").processes
+        rows = sessions.list_processes(f"s-env-{RUN}").processes
         assert [(r.pid, r.attribution, r.command) for r in rows] == [
             (marked.pid, "env", "sleep 300")
         ]
-        result = sessions.terminate("s-env", None, surface="test")
+        result = sessions.terminate(f"s-env-{RUN}", None, surface="test")
         assert [(t.pid, t.result.value) for t in result.targets] == [(marked.pid, "terminated")]
         assert result.ok
         assert marked.wait(5) == -signal.SIGTERM
         assert alive(twin.pid)
         events = db.audit_events()
         assert len(events) == 1 and events[0].event == db.STOP_EVENT
-        assert events[0].session == "s-env" and events[0].surface == "test"
+        assert events[0].session == f"s-env-{RUN}" and events[0].surface == "test"
         assert events[0].targets[0]["result"] == "terminated"
 
 
 def test_claude_session_id_marker_counts_too() -> None:
-    with spawned(["sleep", "300"], CLAUDE_CODE_SESSION_ID="s-claude") as marked:
+    with spawned(["sleep", "300"], CLAUDE_CODE_SESSION_ID=f"s-claude-{RUN}") as marked:
         ident(marked)
-        assert [r.pid for r in sessions.list_processes("s-claude").processes] == [marked.pid]
+        assert [r.pid for r in sessions.list_processes(f"s-claude-{RUN}").processes] == [marked.pid]
 
 
 def test_stale_start_time_is_identity_mismatch_and_never_signalled() -> None:
-    with spawned(["sleep", "300"], CORRAL_SESSION="s-reuse") as marked:
+    with spawned(["sleep", "300"], CORRAL_SESSION=f"s-reuse-{RUN}") as marked:
         real = ident(marked)
         boot, ticks = real.started_at.rsplit(":", 1)
         stale = ProcessIdentity(real.pid, f"{boot}:{int(ticks) - 7}")
-        result = sessions.terminate("s-reuse", [stale], surface="test")
+        result = sessions.terminate(f"s-reuse-{RUN}", [stale], surface="test")
         assert [t.result.value for t in result.targets] == ["identity_mismatch"]
         assert alive(marked.pid)
         out = sessions.terminate(None, [stale], surface="test")
@@ -82,30 +88,32 @@ def test_targets_of_another_session_or_unattributed_are_unproven() -> None:
         spawned(["sleep", "300"]) as plain,
     ):
         targets = [ident(a), ident(plain)]
-        result = sessions.terminate("s-b", targets, surface="test")
+        result = sessions.terminate(f"s-b-{RUN}", targets, surface="test")
         assert [t.result.value for t in result.targets] == ["unproven", "unproven"]
         assert alive(a.pid) and alive(plain.pid)
 
 
 def test_setsid_process_is_found_by_its_marker_and_stopped() -> None:
-    with spawned(["setsid", "sh", "-c", "sleep 300 & wait"], CORRAL_SESSION="s-sid") as leader:
-        wait_for(lambda: len(sessions.list_processes("s-sid").processes) == 2, what="both")
-        rows = sessions.list_processes("s-sid").processes
+    with spawned(
+        ["setsid", "sh", "-c", "sleep 300 & wait"], CORRAL_SESSION=f"s-sid-{RUN}"
+    ) as leader:
+        wait_for(lambda: len(sessions.list_processes(f"s-sid-{RUN}").processes) == 2, what="both")
+        rows = sessions.list_processes(f"s-sid-{RUN}").processes
         assert all(os.getsid(r.pid) != os.getsid(0) for r in rows)
-        result = sessions.terminate("s-sid", None, surface="test")
+        result = sessions.terminate(f"s-sid-{RUN}", None, surface="test")
         assert {t.result.value for t in result.targets} == {"terminated"}
         leader.wait(5)
         assert not [r.pid for r in rows if alive(r.pid)]
 
 
 def test_terminate_all_stops_supervised_jobs_and_env_processes_in_one_audit_event() -> None:
-    job = start_job("sleep 300", "--session", "s-mix")
+    job = start_job("sleep 300", "--session", f"s-mix-{RUN}")
     wait_for(lambda: job_pids(job["id"]), what="job")
-    with spawned(["sleep", "300"], CORRAL_SESSION="s-mix") as loose:
+    with spawned(["sleep", "300"], CORRAL_SESSION=f"s-mix-{RUN}") as loose:
         ident(loose)
-        by = {r.attribution for r in sessions.list_processes("s-mix").processes}
+        by = {r.attribution for r in sessions.list_processes(f"s-mix-{RUN}").processes}
         assert by == {"supervised", "env"}
-        result = sessions.terminate("s-mix", None, surface="test")
+        result = sessions.terminate(f"s-mix-{RUN}", None, surface="test")
         assert result.ok, result.to_json()
         roles = {(t.attribution, t.role) for t in result.targets}
         assert ("supervised", "supervisor") in roles and ("env", "process") in roles
@@ -121,13 +129,13 @@ def test_lineage_and_orphans_after_the_agent_dies(tmp_path: Path) -> None:
     try:
         agent_id = ident(agent)  # noqa: F841 - it must be alive before its shells start
         with spawned(
-            ["sleep", "301"], CLAUDE_CODE_SESSION_ID="s-lin", CLAUDE_PID=str(agent.pid)
+            ["sleep", "301"], CLAUDE_CODE_SESSION_ID=f"s-lin-{RUN}", CLAUDE_PID=str(agent.pid)
         ) as shell:
             ident(shell)
             rows = wait_for(
                 lambda: (
-                    len(sessions.list_processes("s-lin").processes) == 2
-                    and sessions.list_processes("s-lin").processes
+                    len(sessions.list_processes(f"s-lin-{RUN}").processes) == 2
+                    and sessions.list_processes(f"s-lin-{RUN}").processes
                 ),
                 what="lineage",
             )
@@ -138,12 +146,12 @@ def test_lineage_and_orphans_after_the_agent_dies(tmp_path: Path) -> None:
             agent.kill()
             agent.wait()
             orphans = sessions.list_processes(orphaned=True).processes
-            mine = {r.pid: r for r in orphans if r.session == "s-lin"}
+            mine = {r.pid: r for r in orphans if r.session == f"s-lin-{RUN}"}
             assert set(mine) == {shell.pid, child.pid}
             assert mine[child.pid].recalled and mine[child.pid].agent == "gone"
             in_project = sessions.list_processes(orphaned=True, project=tmp_path).processes
             assert [r.pid for r in in_project] == [child.pid]  # only it works in tmp_path
-            result = sessions.terminate("s-lin", None, surface="test")
+            result = sessions.terminate(f"s-lin-{RUN}", None, surface="test")
             assert {t.result.value for t in result.targets} == {"terminated"}
             wait_for(lambda: not alive(child.pid), what="lineage child gone")
     finally:
@@ -154,12 +162,12 @@ def test_lineage_and_orphans_after_the_agent_dies(tmp_path: Path) -> None:
 
 def test_audit_failure_is_reported_after_every_target_is_attempted(corral_home: Path) -> None:
     with (
-        spawned(["sleep", "300"], CORRAL_SESSION="s-audit") as one,
-        spawned(["sleep", "300"], CORRAL_SESSION="s-audit") as two,
+        spawned(["sleep", "300"], CORRAL_SESSION=f"s-audit-{RUN}") as one,
+        spawned(["sleep", "300"], CORRAL_SESSION=f"s-audit-{RUN}") as two,
     ):
         ident(one), ident(two)
         (corral_home / "corral.sqlite3").mkdir()  # the database cannot be opened
-        result = sessions.terminate("s-audit", None, surface="test")
+        result = sessions.terminate(f"s-audit-{RUN}", None, surface="test")
         assert [t.result.value for t in result.targets] == ["terminated", "terminated"]
         assert result.errors and "could not be audited" in result.errors[0]
         assert not result.ok
@@ -167,17 +175,17 @@ def test_audit_failure_is_reported_after_every_target_is_attempted(corral_home: 
 
 
 def test_session_end_keep_touches_nothing_and_terminate_stops_all() -> None:
-    with spawned(["sleep", "300"], CORRAL_SESSION="s-end") as marked:
+    with spawned(["sleep", "300"], CORRAL_SESSION=f"s-end-{RUN}") as marked:
         ident(marked)
-        kept = corral("session", "end", "s-end", "--keep")
+        kept = corral("session", "end", f"s-end-{RUN}", "--keep")
         assert kept.returncode == 0 and alive(marked.pid)
-        assert corral("session", "end", "s-end", "--keep", "--terminate").returncode == 2
-        out = corral_json("session", "end", "s-end", "--terminate")
+        assert corral("session", "end", f"s-end-{RUN}", "--keep", "--terminate").returncode == 2
+        out = corral_json("session", "end", f"s-end-{RUN}", "--terminate")
         assert out["data"]["ok"] and out["data"]["targets"][0]["pid"] == marked.pid
         marked.wait(5)
         audit = corral_json("audit")["data"]
         assert len(audit) == 1 and audit[0]["surface"] == "cli"
-        assert "s-end" in corral("audit").stdout
+        assert f"s-end-{RUN}" in corral("audit").stdout
 
 
 def test_ls_orphaned_cli(tmp_path: Path) -> None:
