@@ -59,6 +59,12 @@ def main(args: argparse.Namespace) -> int:
         out.write(
             f"supervised ({data['mode']} mode). The agent's shell runs:\n  {data['rewritten']}\n"
         )
+    elif data["jobs"]:
+        # `a & b`: corral wraps a line whose `&` ends it; here the jobs were only checked
+        out.write(
+            "untouched: it runs as written (corral supervises a job sent to the background\n"
+            "only when `&` ends the line); no job below duplicates a running one.\n"
+        )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
     for job in data["jobs"]:
