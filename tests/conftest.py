@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import kill_with_env, pids_with_env
 
@@ -25,6 +26,14 @@ PYTHON = sys.executable
 for _sig in (signal.SIGINT, signal.SIGQUIT):
     if signal.getsignal(_sig) == signal.SIG_IGN:
         signal.signal(_sig, signal.SIG_DFL)
+
+
+# Property tests are about answers, not speed: on a loaded CI machine (2 cores, every worker
+# starting processes) one example can take longer than Hypothesis's 200 ms deadline, which
+# fails the test (DeadlineExceeded, or Flaky when the replay is fast). Tests that set their
+# own settings inherit these unless they say otherwise.
+settings.register_profile("corral", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("corral")
 
 
 def reap_home(home: Path) -> list[int]:
