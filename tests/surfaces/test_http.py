@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,11 @@ import pytest
 from corral.adapters.identity import identity_of
 from corral.store import db
 from tests.helpers import alive, corral, wait_for
+
+# A session's processes are found by their marker machine-wide (listing and "terminate all"
+# alike): ids unique to this run, so that two suites side by side never see or stop each
+# other's marked processes.
+SESSION = f"h-{uuid.uuid4().hex[:8]}"
 
 
 def _ensure(*extra: str) -> int:
@@ -33,7 +39,7 @@ def _kill(pid: int, sig: int = signal.SIGTERM) -> None:
         os.kill(pid, sig)
     except ProcessLookupError:
         return
-    wait_for(lambda: not alive(pid), what="daemon gone")
+    wait_for(lambda: not alive(pid), 30, "daemon gone")
 
 
 @pytest.fixture
@@ -52,7 +58,7 @@ def client(corral_home: Path, daemon: int) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def marked() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": "h-1"})
+    proc = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": SESSION})
     wait_for(lambda: identity_of(proc.pid), what="start")
     yield proc
     if proc.poll() is None:
@@ -81,8 +87,8 @@ def test_health_socket_mode_and_ensure_is_idempotent(
 def test_session_processes_lists_env_rows_without_environments(
     client: httpx.Client, marked: subprocess.Popen[bytes]
 ) -> None:
-    got = data(client.get("/api/sessions/h-1/processes"))
-    assert got["session"] == "h-1"
+    got = data(client.get(f"/api/sessions/{SESSION}/processes"))
+    assert got["session"] == SESSION
     assert [(p["pid"], p["attribution"]) for p in got["processes"]] == [(marked.pid, "env")]
     text = json.dumps(got)
     assert "CORRAL_HOME" not in text and "PATH=" not in text and "environ" not in text
@@ -97,15 +103,17 @@ def test_session_terminate_by_targets_and_by_all(
         me = identity_of(marked.pid)
         assert me is not None
         body = {"targets": [{"pid": me.pid, "started_at": me.started_at}]}
-        got = data(client.post("/api/sessions/h-1/processes/terminate", json=body))
+        got = data(client.post(f"/api/sessions/{SESSION}/processes/terminate", json=body))
         assert got["ok"] and got["targets"][0]["result"] == "terminated"
-        marked.wait(5)
-        again = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": "h-1"})
+        marked.wait(30)
+        again = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": SESSION})
         try:
             wait_for(lambda: identity_of(again.pid), what="start")
-            got = data(client.post("/api/sessions/h-1/processes/terminate", json={"all": True}))
+            got = data(
+                client.post(f"/api/sessions/{SESSION}/processes/terminate", json={"all": True})
+            )
             assert [t["pid"] for t in got["targets"]] == [again.pid]
-            again.wait(5)
+            again.wait(30)
         finally:
             if again.poll() is None:
                 again.kill()
@@ -119,7 +127,7 @@ def test_session_terminate_by_targets_and_by_all(
 
 
 def test_processes_orphaned_and_global_terminate(client: httpx.Client) -> None:
-    orphan = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_JOB": "e" * 32})
+    orphan = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_JOB": uuid.uuid4().hex})
     try:
         ident = wait_for(lambda: identity_of(orphan.pid), what="start")
         got = data(
@@ -130,7 +138,7 @@ def test_processes_orphaned_and_global_terminate(client: httpx.Client) -> None:
         target = {"pid": ident.pid, "started_at": ident.started_at}
         got = data(client.post("/api/processes/terminate", json={"targets": [target]}))
         assert got["targets"][0]["result"] == "terminated"
-        orphan.wait(5)
+        orphan.wait(30)
         stale = {"pid": ident.pid, "started_at": ident.started_at + "0"}
         got = data(client.post("/api/processes/terminate", json={"targets": [stale]}))
         assert got["targets"][0]["result"] in ("already_exited", "identity_mismatch")
@@ -162,7 +170,7 @@ BAD_SESSION_BODIES = [
 def test_bad_session_terminate_requests_are_refused_and_change_nothing(
     client: httpx.Client, marked: subprocess.Popen[bytes], body: Any
 ) -> None:
-    response = client.post("/api/sessions/h-1/processes/terminate", json=body)
+    response = client.post(f"/api/sessions/{SESSION}/processes/terminate", json=body)
     assert response.status_code == 400
     assert data(response, 400) is None and response.json()["errors"][0]
     assert alive(marked.pid) and not db.audit_events()
@@ -183,7 +191,7 @@ def test_other_bad_requests(client: httpx.Client, marked: subprocess.Popen[bytes
         ),
         (post("/api/processes/terminate", content=b"{not json"), 400),
         (post("/api/processes/terminate", content=b"[" + b"1," * 40000 + b"1]"), 413),
-        (post("/api/sessions/h-1/processes/terminate", content=b" " * (70 * 1024)), 413),
+        (post(f"/api/sessions/{SESSION}/processes/terminate", content=b" " * (70 * 1024)), 413),
         (client.get("/api/processes", params={"orphaned": "maybe"}), 400),
         (client.get("/api/processes", params={"project": "relative/path"}), 400),
         (client.get("/api/processes", params={"env": "true"}), 400),
@@ -203,12 +211,12 @@ def test_sigkilled_daemon_restarts_with_the_same_rows_and_signals_nothing(
     transport = httpx.HTTPTransport(uds=str(corral_home / "corral.sock"))
     first = _ensure()
     with httpx.Client(transport=transport, base_url="http://corral", timeout=30) as c:
-        before = data(c.get("/api/sessions/h-1/processes"))["processes"]
+        before = data(c.get(f"/api/sessions/{SESSION}/processes"))["processes"]
         _kill(first, signal.SIGKILL)
         second = _ensure()
         assert second != first
         try:
-            after = data(c.get("/api/sessions/h-1/processes"))["processes"]
+            after = data(c.get(f"/api/sessions/{SESSION}/processes"))["processes"]
         finally:
             _kill(second)
     keys = ("pid", "started_at", "attribution", "session", "job")
