@@ -45,7 +45,20 @@ def start_job(line: str, *extra: str, cwd: Path | None = None) -> dict[str, Any]
     return job
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now (never a fixed one: another suite or a
+    developer's server may hold it)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    """The predicate's first true value, polled until `timeout`. The default is generous: it
+    only costs time when something is wrong, and a loaded 2-core CI machine is slow."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()

@@ -129,8 +129,8 @@ def test_long_runner_and_trailing_ampersand_are_wrapped_unreadable_runs_as_typed
     assert by_command["npm run dev"]["exit_code"] == 0
     detached = next(r for c, r in by_command.items() if c.startswith("sleep 0.3"))
     assert detached["mode"] == "detached"
-    wait_for((claude.project / "later.txt").exists, 10, "the detached job's output")
-    wait_for(lambda: not alive(detached["pid"]), 10, "the detached job to end")
+    wait_for((claude.project / "later.txt").exists, 30, "the detached job's output")
+    wait_for(lambda: not alive(detached["pid"]), 30, "the detached job to end")
     assert len(by_command) == 2, by_command  # the unreadable line was not recorded
     typed = subprocess.run(["bash", "-c", unreadable], capture_output=True, text=True, check=True)
     assert block_text(plain).strip() == typed.stdout.strip() == "a  b\n2"
@@ -175,7 +175,7 @@ def test_double_forked_job_outlives_the_cli_and_the_next_session_hears_of_it(
     run = claude.run("go", [bash("python3 df.py grandchild.pid &"), Text("started")], timeout=90)
     assert run.returncode == 0, run.explain()
     pid_file = claude.project / "grandchild.pid"
-    wait_for(lambda: pid_file.exists() and pid_file.read_text(), 10, "the grandchild")
+    wait_for(lambda: pid_file.exists() and pid_file.read_text(), 30, "the grandchild")
     grandchild = int(pid_file.read_text())
     try:
         [job] = [j for j in jobs() if j["state"] == "running"]
@@ -188,7 +188,7 @@ def test_double_forked_job_outlives_the_cli_and_the_next_session_hears_of_it(
     finally:
         stop = corral("stop", "--all", "--json")
     assert stop.returncode == 0, stop.stdout + stop.stderr
-    wait_for(lambda: not alive(grandchild), 10, "the double-forked grandchild to stop")
+    wait_for(lambda: not alive(grandchild), 30, "the double-forked grandchild to stop")
     assert not job_pids(job["id"])
 
 

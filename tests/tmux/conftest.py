@@ -26,7 +26,7 @@ class TmuxEnv:
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
         )
 
     def windows(self) -> list[str]:
@@ -70,4 +70,4 @@ def tmux_env(
     Path(base, f"tmux-{os.getuid()}", socket).unlink(missing_ok=True)
     # the server and the pane runners carry CORRAL_HOME: wait until the kill took them
     entry = f"CORRAL_HOME={corral_home}".encode()
-    wait_for(lambda: not processes_with_env(entry), timeout=10, what="tmux server gone")
+    wait_for(lambda: not processes_with_env(entry), timeout=30, what="tmux server gone")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from corral.core.shell.plain import may_start_runner
 from corral.core.shell.runners import trigger_words
 from corral.surfaces.claude import hook, triggers
-from tests.helpers import alive, corral, record, start_job, wait_for
+from tests.helpers import alive, corral, free_port, record, start_job, wait_for
 
 HOOK = Path(hook.__file__).resolve()
 # Session ids are global: a stop by session reaches every process that carries the id, so each
@@ -108,7 +108,7 @@ def test_other_tools_are_left_alone(tmp_path: Path) -> None:
 
 
 def test_background_server_is_wrapped_keeping_every_field(tmp_path: Path) -> None:
-    line = "python3 -m http.server 8765"
+    line = f"python3 -m http.server {free_port()}"  # a port held elsewhere would be refused
     result = answer(
         run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True, timeout=5000))
     )
@@ -138,13 +138,13 @@ def test_line_already_wrapped_is_not_wrapped_again(tmp_path: Path) -> None:
 
 
 def test_second_copy_of_a_running_server_is_refused(tmp_path: Path, corral_home: Path) -> None:
-    line = "python3 -m http.server 8766 --bind 127.0.0.1"
+    line = f"python3 -m http.server {free_port()} --bind 127.0.0.1"
     first = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
     command = first["updatedInput"]["command"]
     token = command.split()[command.split().index("--job") + 1]
     shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.DEVNULL)
     try:
-        wait_for((corral_home / "ledger" / f"{token}.json").exists, 10, "the record")
+        wait_for((corral_home / "ledger" / f"{token}.json").exists, 30, "the record")
         again = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
         assert again["permissionDecision"] == "deny"
         assert token[:8] in again["permissionDecisionReason"]
@@ -198,7 +198,7 @@ def test_session_end_terminate_policy_stops_the_sessions_jobs(
         data = {"hook_event_name": "SessionEnd", "session_id": session, "cwd": str(tmp_path)}
         result = run_hook("session-end", data)
         assert (result.returncode, result.stdout) == (0, "")
-        wait_for(lambda: not alive(mine["pid"]), 20, "the session's job to stop")
+        wait_for(lambda: not alive(mine["pid"]), 30, "the session's job to stop")
         assert alive(other["pid"])
         assert record(corral_home, mine["id"])["state"] == "stopped"
     finally:
@@ -268,14 +268,14 @@ def test_post_tool_use_of_a_supervised_background_task_takes_no_snapshot(tmp_pat
 
 def test_a_job_that_changes_folder_first_is_refused_when_asked_again(tmp_path: Path) -> None:
     (tmp_path / "web").mkdir()
-    line = "cd web && python3 -m http.server 8767 --bind 127.0.0.1"
+    line = f"cd web && python3 -m http.server {free_port()} --bind 127.0.0.1"
     first = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
     command = first["updatedInput"]["command"]
     assert f"--meta job_cwd={tmp_path / 'web'}" in command
     shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.DEVNULL)
     try:
         token = command.split()[command.split().index("--job") + 1]
-        wait_for(lambda: bool(corral("ls", "--json").stdout.count(token)), 10, "the job")
+        wait_for(lambda: bool(corral("ls", "--json").stdout.count(token)), 30, "the job")
         again = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
         assert (
             again["permissionDecision"] == "deny" and token[:8] in again["permissionDecisionReason"]
