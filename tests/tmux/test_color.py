@@ -11,11 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from corral import config
 from corral.tmux_pane import _SgrStripper
+from tests.helpers import wait_for
 from tests.tmux.conftest import TmuxEnv, default_argv, wrapper_argv
 
 # rich colours on a terminal, or when FORCE_COLOR is set
@@ -28,8 +30,14 @@ def _run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[bytes]:
 
 
 def _pane(tmux_env: TmuxEnv, window: str) -> str:
-    """The kept window's screen, with its colours as escapes."""
-    return tmux_env.tmux("capture-pane", "-e", "-p", "-t", f"my_project_x:{window}").stdout
+    """The kept window's screen, with its colours as escapes, once it shows the job's end
+    (the tmux server draws what the pane's terminal got on its own schedule)."""
+
+    def screen() -> str:
+        return tmux_env.tmux("capture-pane", "-e", "-p", "-t", f"my_project_x:{window}").stdout
+
+    shown: str = wait_for(lambda: "job ended" in screen() and screen(), what="the job's end")
+    return shown
 
 
 def _force(home: Path) -> None:
@@ -37,8 +45,11 @@ def _force(home: Path) -> None:
 
 
 def test_forced_colours_show_in_the_pane_and_not_in_the_callers_copy(
-    tmux_env: TmuxEnv, corral_home: Path
+    tmux_env: TmuxEnv, corral_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The job gets the caller's TERM, and rich prints no colour at all for TERM=dumb (or
+    # unknown), FORCE_COLOR or not: the caller here is an agent run from a colour terminal.
+    monkeypatch.setenv("TERM", "xterm-256color")
     expected = _run(default_argv(RICH))
     assert expected.stdout == b"red ok\n"  # on a pipe, rich prints no colour
     _force(corral_home)

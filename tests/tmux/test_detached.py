@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import alive, corral, corral_json, job_pids, record, wait_for
+from tests.helpers import alive, corral, corral_json, free_port, job_pids, record, wait_for
 from tests.tmux.conftest import TmuxEnv
 
 
@@ -49,20 +49,25 @@ def test_detached_start_with_backend_tmux_runs_in_a_window(
     # the output is in the pane and in the log, as for a detached job without tmux
     log = Path(job["log"])
     wait_for(lambda: log.read_bytes() == b"started\nto-err\n", what="the job's log")
-    pane = tmux_env.tmux("capture-pane", "-p", "-t", "my_project_x:echo").stdout
-    assert "started" in pane and "to-err" in pane
+
+    # the tmux server draws what the pane's terminal got on its own schedule, after the log
+    def pane() -> str:
+        return tmux_env.tmux("capture-pane", "-p", "-t", "my_project_x:echo").stdout
+
+    wait_for(lambda: "started" in pane() and "to-err" in pane(), what="the output in the pane")
     _stop_and_check(tmux_env, job)
 
 
 def test_detached_start_follows_the_config_backend(tmux_env: TmuxEnv, corral_home: Path) -> None:
     (corral_home / "config.toml").write_text('backend = "tmux"\n')
-    job = _start("-c", "vite --port 5173 || sleep 300")
-    assert (job["backend"], job["tmux"]) == ("tmux", "my_project_x:vite-5173")
+    port = free_port()  # `corral run` refuses a port something on the machine holds
+    job = _start("-c", f"vite --port {port} || sleep 300")
+    assert (job["backend"], job["tmux"]) == ("tmux", f"my_project_x:vite-{port}")
     wait_for(lambda: len(job_pids(job["id"])) >= 1, what="job processes")
     # the config can be overridden per call
     plain = _start("--backend", "group", "-c", "sleep 301")
     assert (plain["backend"], plain["tmux"]) == ("group", None)
-    assert tmux_env.windows() == ["my_project_x:vite-5173"]
+    assert tmux_env.windows() == [f"my_project_x:vite-{port}"]
     _stop_and_check(tmux_env, job)
     assert corral("stop", plain["id"]).returncode == 0
 

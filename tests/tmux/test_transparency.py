@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from tests.helpers import wait_for
 from tests.tmux.conftest import TmuxEnv, default_argv, wrapper_argv
 
 LINES = [
@@ -78,4 +79,5 @@ def test_the_record_names_the_backend_and_the_window(tmux_env: TmuxEnv, corral_h
     assert record["tmux"] == "my_project_x:dev-5174"
     assert record["tmux_pane"].startswith("%")
     assert record["state"] == "exited"
-    assert tmux_env.windows() == []  # the finished job's window closed
+    # the finished job's window closes (once the tmux server has seen its pane exit)
+    wait_for(lambda: tmux_env.windows() == [], what="window closed")
