@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 
 from corral.core.claude.permissions import Rules, parse_rules
 
@@ -33,11 +32,13 @@ class _Unsure(Exception):
     """A settings file exists but corral cannot read it with certainty."""
 
 
-@dataclass
 class _Collected:
-    allow: list[str] = field(default_factory=list)
-    ask: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
+    """The rules of every settings file read so far."""
+
+    def __init__(self) -> None:
+        self.allow: list[str] = []
+        self.ask: list[str] = []
+        self.deny: list[str] = []
 
     def add(self, lists: dict[str, list[str]], *, with_allow: bool = True) -> None:
         self.ask += lists["ask"]

@@ -7,15 +7,14 @@ supervisor records about itself). Elsewhere: psutil's create time.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from corral import supervisor
 
 _LINUX = sys.platform.startswith("linux")
 
 
-@dataclass(frozen=True, order=True)
-class ProcessIdentity:
+class ProcessIdentity(NamedTuple):
     pid: int
     started_at: str
 

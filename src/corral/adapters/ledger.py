@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from corral import paths, supervisor
 
 log = logging.getLogger("corral.ledger")
 
 
-@dataclass(frozen=True)
-class JobRecord:
+class JobRecord(NamedTuple):
     """A job as its supervisor last wrote it."""
 
     id: str
@@ -39,7 +39,9 @@ class JobRecord:
     stop_requested_at: float | None = None
     ended_at: float | None = None
     grace: float = supervisor.DEFAULT_GRACE
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # Fields a newer supervisor wrote that this reader does not know (read-only). They count
+    # in a record's equality and repr; nothing compares records.
+    extra: Mapping[str, Any] = MappingProxyType({})
 
     @property
     def final(self) -> bool:
@@ -49,7 +51,7 @@ class JobRecord:
     def from_json(cls, data: dict[str, Any]) -> JobRecord:
         if data.get("version") != supervisor.LEDGER_VERSION:
             raise ValueError(f"unknown ledger version {data.get('version')!r}")
-        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        known = {f for f in cls._fields if f != "extra"}
         kwargs = {k: v for k, v in data.items() if k in known}
         extra = {k: v for k, v in data.items() if k not in known}
         for name in ("id", "cwd", "command", "digest", "state", "mode"):
@@ -61,8 +63,7 @@ class JobRecord:
         return cls(**kwargs, extra=extra)
 
 
-@dataclass(frozen=True)
-class LedgerRead:
+class LedgerRead(NamedTuple):
     records: list[JobRecord]
     warnings: list[str]
 

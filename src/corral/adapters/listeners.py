@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _LINUX = sys.platform.startswith("linux")
 _TCP_LISTEN = "0A"
@@ -21,15 +21,13 @@ _TABLES = (
 )
 
 
-@dataclass(frozen=True)
-class Listener:
+class Listener(NamedTuple):
     port: int
     pid: int | None  # None: the socket's owner is not visible to us
     argv: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Socket:
+class Socket(NamedTuple):
     """One listening socket: TCP in LISTEN, or UDP bound without a peer."""
 
     inode: int
@@ -176,8 +174,7 @@ MAX_OWNERS = 4096  # entries a file may hold; a longer one is not ours and is ig
 _MAX_OWNERS_BYTES = 64 * MAX_OWNERS
 
 
-@dataclass(frozen=True)
-class Unseen:
+class Unseen(NamedTuple):
     """A listening socket no walk found an owner for. `full_at`: the time.monotonic() of the
     last walk over every process; `until`: the start (seconds since boot) of the youngest
     process walked since then."""

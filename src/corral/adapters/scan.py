@@ -292,7 +292,12 @@ class _OwnerWalk:
         self.full: list[int] = []  # looked for among every process
         for inode in self.sockets:
             hit = remembered.get(inode)
-            if isinstance(hit, tuple) and _net.holds(hit[0], hit[1], inode):
+            # Not `isinstance(hit, tuple)`: an Unseen is a (named) tuple too.
+            if (
+                hit is not None
+                and not isinstance(hit, _net.Unseen)
+                and _net.holds(hit[0], hit[1], inode)
+            ):
                 self.known[inode] = hit
             elif isinstance(hit, _net.Unseen) and 0 <= self.now - hit.full_at < _FULL_WALK_EVERY:
                 self.unseen[inode] = hit

@@ -11,7 +11,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from corral import paths, supervisor
@@ -148,8 +147,7 @@ def admit(
         for job in decision.jobs:
             other = _reserved(job.identity, job.cwd, now, recorded)
             if other is not None:
-                return replace(
-                    decision,
+                return decision._replace(
                     action="refuse",
                     mode=None,
                     rewritten=None,

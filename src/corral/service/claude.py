@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from corral import config, locations
 from corral.core.shell.messages import age
@@ -114,18 +113,17 @@ def remember_background(session: str | None) -> None:
     observe()
 
 
-@dataclass
-class Overview:
+class Overview(NamedTuple):
     """The rows `/procs` shows, in its groups."""
 
     session: str | None
     project: str
-    mine: list[Any] = field(default_factory=list)  # JobView of this session
-    earlier: list[Any] = field(default_factory=list)  # JobView of sessions whose agent is gone
-    others: list[Any] = field(default_factory=list)  # JobView of other live sessions
-    loose: list[Any] = field(default_factory=list)  # ProcessView not supervised, of ours/earlier
-    listeners: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    mine: list[Any]  # JobView of this session
+    earlier: list[Any]  # JobView of sessions whose agent is gone
+    others: list[Any]  # JobView of other live sessions
+    loose: list[Any]  # ProcessView not supervised, of ours/earlier
+    listeners: list[dict[str, Any]]
+    warnings: list[str]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,24 +146,28 @@ def overview(session: str | None, folder: Path) -> Overview:
     observed = sessions.observe()
     agents = observed.attributed.agents
     listing = sessions.list_processes(observed=observed)
-    result = Overview(session, project, warnings=list(listing.warnings))
     job_listing = jobs.list_jobs()
-    result.warnings += job_listing.warnings
+    mine: list[Any] = []
+    earlier: list[Any] = []
+    others: list[Any] = []
     for job in job_listing.jobs:
         if session is not None and job.session == session:
-            result.mine.append(job)
+            mine.append(job)
         elif not _inside(job.cwd, project):
             continue
         elif job.session is not None and agents.get(job.session) == "alive":
-            result.others.append(job)
+            others.append(job)
         else:
-            result.earlier.append(job)
+            earlier.append(job)
+    loose: list[Any] = []
     for view in listing.processes:
         if view.attribution == "supervised" or not view.own:
             continue
         if (session is not None and view.session == session and view.attribution == "env") or (
             view.orphaned and _inside(view.cwd, project)
         ):
-            result.loose.append(view)
-    result.listeners = listing.other_listeners
-    return result
+            loose.append(view)
+    warnings = [*listing.warnings, *job_listing.warnings]
+    return Overview(
+        session, project, mine, earlier, others, loose, listing.other_listeners, warnings
+    )

@@ -268,7 +268,7 @@ def signal_handles(handles: list[Any], grace: float) -> list[TargetOutcome]:
 
 def _finish_record(record: JobRecord, state: JobState) -> None:
     """Record the end of a job whose supervisor could not (it was killed)."""
-    data = {k: v for k, v in dataclasses.asdict(record).items() if k != "extra"}
+    data = {k: v for k, v in record._asdict().items() if k != "extra"}
     data.update(
         record.extra, version=supervisor.LEDGER_VERSION, state=state.value, ended_at=time.time()
     )
@@ -500,7 +500,7 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
                 continue
             if supervisor_alive(record):  # re-check the pid before judging it gone
                 continue
-        data = {k: v for k, v in dataclasses.asdict(record).items() if k != "extra"}
+        data = {k: v for k, v in record._asdict().items() if k != "extra"}
         archive.append(data)
         forgotten.append(record.id)
     db.archive(archive)

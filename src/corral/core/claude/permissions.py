@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from corral.core.shell.parse import Command, Script, Unreadable, read
 
@@ -46,23 +46,20 @@ class Kind(StrEnum):
     UNKNOWN = "unknown"  # looks like a Bash rule, but corral cannot tell how Claude reads it
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     text: str  # ASCII-lowercased, quotes and backslashes removed
     open_left: bool  # a `*` touches it on the left in the rule: no word boundary needed
     open_right: bool
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     written: str
     kind: Kind
     body: str  # the pattern for EXACT / PREFIX / WILDCARD, whitespace runs collapsed
     tokens: tuple[Token, ...]  # literal pieces, for the broad matcher
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(NamedTuple):
     allow: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
@@ -157,8 +154,7 @@ def verdict(
         return Verdict.UNSURE
 
 
-@dataclass(frozen=True)
-class _Sub:
+class _Sub(NamedTuple):
     command: Command
     text: str  # the words as Claude matches them: quotes removed, single spaces
     plain: bool  # every word literal and unquoted, written with single spaces

@@ -8,15 +8,14 @@ pipeline too: a `cd` there does not carry into what follows. Folders are joined 
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from corral.core.shell.parse import Command, Script, Unreadable, Word
 
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@"})
 
 
-@dataclass(frozen=True)
-class Placed:
+class Placed(NamedTuple):
     command: Command
     words: tuple[str, ...]  # the command's words, `~` expanded where the shell would
     cwd: str
@@ -27,8 +26,7 @@ class Placed:
     piped: bool  # shares its pipeline with other commands (they run at once)
 
 
-@dataclass(frozen=True)
-class _State:
+class _State(NamedTuple):
     cwd: str
     stack: tuple[str, ...]
     exported: tuple[tuple[str, str], ...]

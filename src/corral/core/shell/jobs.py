@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from corral.core.shell.folders import NoFolder, Placed, place, resolve
 from corral.core.shell.identity import identity, line_identity
@@ -13,16 +13,14 @@ from corral.core.shell.ports import env_port, flag_port, requested_port
 from corral.supervisor import display_command
 
 
-@dataclass(frozen=True)
-class JobSpec:
+class JobSpec(NamedTuple):
     display: str  # redacted: assignments removed, secrets hidden
     identity: str  # short hex digest; equal identities in one folder are the same job
     cwd: str
     port: int | None
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     spec: JobSpec
     runner: bool  # a known long runner (else the whole background line)
     statement: int
@@ -37,8 +35,7 @@ class Job:
         return self.statement < later.statement and self.background
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     runners: tuple[Job, ...]
     background_amps: tuple[int, ...]  # byte offsets of every `&` that ends a list
     trailing_amp: int | None  # the offset of the only `&`, when it ends the line

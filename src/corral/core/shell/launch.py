@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from corral.core.shell.runners import (
     VALUE_FLAGS,
@@ -61,15 +61,13 @@ _SUB_PREFIXES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     words: tuple[str, ...]  # the program and its arguments, runner words skipped
     chdirs: tuple[str, ...] = ()  # folder changes made by its own words (env -C, --prefix)
     env: tuple[tuple[str, str], ...] = ()  # NAME=value given through `env`
 
 
-@dataclass(frozen=True)
-class Runner:
+class Runner(NamedTuple):
     key: str  # what makes two jobs the same job (digested in identity.py)
     tool: Tool | None  # the tool that listens (None: a script whose body is unknown)
     args: tuple[str, ...]  # arguments that may name the port

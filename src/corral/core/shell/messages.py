@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from corral.supervisor import display_command
 
 
-@dataclass(frozen=True)
-class LiveJob:
+class LiveJob(NamedTuple):
     id: str
     pid: int
     identity: str | None
@@ -19,8 +18,7 @@ class LiveJob:
     command: str
 
 
-@dataclass(frozen=True)
-class PortHolder:
+class PortHolder(NamedTuple):
     port: int
     pid: int
     command: str

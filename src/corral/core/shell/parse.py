@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -49,8 +48,7 @@ _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(NamedTuple):
     value: str  # the word after quote removal; variables stay as written
     literal: bool  # no expansion in it: value is exactly what the command receives
     quote: str  # "" unquoted (or mixed), "'" single quotes, '"' double quotes
@@ -58,8 +56,7 @@ class Word:
     end: int
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     assignments: tuple[tuple[str, Word | None], ...]  # NAME=value before the command
     words: tuple[Word, ...]
     start: int
@@ -67,26 +64,22 @@ class Command:
     exports: bool = False  # `export NAME=value`: assignments carry to later commands
 
 
-@dataclass(frozen=True)
-class Pipeline:
+class Pipeline(NamedTuple):
     commands: tuple[Command, ...]
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(NamedTuple):
     pipelines: tuple[Pipeline, ...]  # joined by && / ||: run one after another
     background: bool  # ended by `&`
     amp: int | None  # byte offset of that `&`
 
 
-@dataclass(frozen=True)
-class Script:
+class Script(NamedTuple):
     statements: tuple[Statement, ...]
     size: int  # length of the line in bytes
 
 
-@dataclass(frozen=True)
-class Unreadable:
+class Unreadable(NamedTuple):
     reason: str
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from corral.core.shell import messages
 from corral.core.shell.jobs import Found, Job, JobSpec, find_jobs
@@ -49,8 +48,7 @@ class Mode(StrEnum):
     DETACHED = "detached"  # a trailing `&`: keeps running after the shell goes away
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     readable: bool
     reason: str | None  # why the line is not readable
     action: str  # an Action

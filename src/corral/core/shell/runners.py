@@ -8,8 +8,8 @@ arguments. Users extend the table with their own patterns (plain words, e.g. "ma
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 # Package scripts that are long runners: exactly these names, optionally with `:suffix`.
 SCRIPT_NAMES = ("dev", "start", "serve", "watch", "preview", "storybook")
@@ -20,15 +20,14 @@ VALUE_FLAGS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     words: tuple[str, ...]  # program name ("a|b" for aliases), then subcommands in order
     port: int | None = None  # the port it listens on when none is given
     port_flags: tuple[str, ...] = ("--port",)  # flags whose value is the local port
     needs: tuple[str, ...] = ()  # one of these flags must be given (tsc -w)
     never: tuple[str, ...] = ()  # none of these may be given, as a flag or first argument
     positional_port: bool = False  # `http.server 8000`, `runserver 0.0.0.0:8000`
-    extra: bool = field(default=False, compare=False)  # from the user's configuration
+    extra: bool = False  # from the user's configuration
 
     @property
     def name(self) -> str:
