@@ -194,7 +194,22 @@ def test_snapshots_in_a_row_leave_the_owners_file_alone(
     listening: tuple[subprocess.Popen[str], list[int]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the daemon lists four times a second while a tool call runs: same owners, no writes
+    # the daemon lists four times a second while a tool call runs: same owners, no writes.
+    # Only our child's sockets are listed: the other listeners of the machine come and go
+    # (every test worker starts servers), and a new owner is rightly worth a write.
+    child, _ = listening
+    ours = {
+        int(link[len("socket:[") : -1])
+        for fd in os.listdir(f"/proc/{child.pid}/fd")
+        if (link := os.readlink(f"/proc/{child.pid}/fd/{fd}")).startswith("socket:[")
+    }
+    assert len(ours) == 4
+    every = listeners.listening
+
+    def only_ours(port: int | None = None) -> dict[int, listeners.Socket]:
+        return {i: s for i, s in every(port).items() if i in ours}
+
+    monkeypatch.setattr(listeners, "listening", only_ours)
     scan.forget_owners(persisted=True)
     scan.take()
     assert (corral_home / listeners.OWNERS_FILE).exists()
