@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
+from functools import cache
 from typing import NamedTuple
 
 from corral.core.shell.parse import Command, Script, Unreadable, read
@@ -88,21 +89,43 @@ _PATH_CHECKED = frozenset(
 # Writes under these folders are asked for even with `Bash` allowed.
 _PROTECTED = (".git", ".claude", ".vscode", ".idea")
 _STRIPPED_WRAPPERS = frozenset({"nohup", "time"})  # checked: an allow rule sees through them
-_HARMLESS_REDIRECT = re.compile(r"(?:>>?|<)[ \t]*/dev/null(?![^\s;&|])|>&[012](?![^\s;&|])")
-_WORD_CHAR = re.compile(r"[a-z0-9_]")
-_SPACES = re.compile(r"[ \t]+")
-_RULE = re.compile(r"Bash\((.*)\)", re.DOTALL)
-_LOOKS_BASH = re.compile(r"\s*bash\b", re.IGNORECASE)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+# Compiled on first use: most serve rules or redirects a line may not have, and the hook
+# imports this module afresh for every line it wraps.
+@cache
+def _harmless_redirect() -> re.Pattern[str]:
+    return re.compile(r"(?:>>?|<)[ \t]*/dev/null(?![^\s;&|])|>&[012](?![^\s;&|])")
+
+
+@cache
+def _word_char() -> re.Pattern[str]:
+    return re.compile(r"[a-z0-9_]")
+
+
+@cache
+def _spaces() -> re.Pattern[str]:
+    return re.compile(r"[ \t]+")
+
+
+@cache
+def _rule() -> re.Pattern[str]:
+    return re.compile(r"Bash\((.*)\)", re.DOTALL)
+
+
+@cache
+def _looks_bash() -> re.Pattern[str]:
+    return re.compile(r"\s*bash\b", re.IGNORECASE)
 
 
 def parse_rule(written: str) -> Rule | None:
     """A Bash rule as Claude Code would read it; None for rules of other tools."""
     if written == "Bash":
         return Rule(written, Kind.ALL, "", ())
-    match = _RULE.fullmatch(written)
+    match = _rule().fullmatch(written)
     if match is None:
-        if _LOOKS_BASH.match(written):  # `bash(x)`, `Bash (x)`: ignored by 2.1.332, but
+        if _looks_bash().match(written):  # `bash(x)`, `Bash (x)`: ignored by 2.1.332, but
             inner = written.strip()[4:].strip()  # corral keeps their words, to be safe
             inner = inner[1:] if inner.startswith("(") else inner
             inner = inner[:-1] if inner.endswith(")") else inner
@@ -115,10 +138,10 @@ def parse_rule(written: str) -> Rule | None:
     if content.endswith(":*"):
         prefix = content[:-2]
         kind = Kind.PREFIX if plain and "*" not in prefix else Kind.UNKNOWN
-        return Rule(written, kind, _SPACES.sub(" ", prefix), _tokens(prefix))
+        return Rule(written, kind, _spaces().sub(" ", prefix), _tokens(prefix))
     if "*" in content:
         kind = Kind.WILDCARD if plain and "**" not in content else Kind.UNKNOWN
-        return Rule(written, kind, _SPACES.sub(" ", content), _tokens(content))
+        return Rule(written, kind, _spaces().sub(" ", content), _tokens(content))
     return Rule(written, Kind.EXACT if plain else Kind.UNKNOWN, content, _tokens(content))
 
 
@@ -203,7 +226,7 @@ def _sub(command: Command, source: bytes) -> _Sub:
         words = words[2:] if words[1] == "--" else words[1:]
     if not command.words:  # `X=1`, `export X=1`: Claude matches the text as written
         raw = source[command.start : command.end].decode("utf-8")
-        return _Sub(command, raw, _SPACES.sub(" ", raw) == raw and "'" not in raw, "")
+        return _Sub(command, raw, _spaces().sub(" ", raw) == raw and "'" not in raw, "")
     first, last = command.words[0], command.words[-1]
     raw = source[first.start : last.end].decode("utf-8")
     text = " ".join(words)
@@ -291,7 +314,7 @@ def _harmless_redirects(script: Script, source: bytes) -> bool:
     at = 0
     while at < len(text):
         if text[at] in "<>" and not any(a <= at < b for a, b in spans):
-            match = _HARMLESS_REDIRECT.match(text, at)
+            match = _harmless_redirect().match(text, at)
             if match is None:
                 return False
             at = match.end()
@@ -331,8 +354,8 @@ def _occurs(token: Token, folded: str) -> bool:
     at = folded.find(token.text)
     while at != -1:
         end = at + len(token.text)
-        left_ok = token.open_left or at == 0 or not _WORD_CHAR.match(folded[at - 1])
-        right_ok = token.open_right or end == len(folded) or not _WORD_CHAR.match(folded[end])
+        left_ok = token.open_left or at == 0 or not _word_char().match(folded[at - 1])
+        right_ok = token.open_right or end == len(folded) or not _word_char().match(folded[end])
         if left_ok and right_ok:
             return True
         at = folded.find(token.text, at + 1)
@@ -344,7 +367,7 @@ def _may_allow(rule: Rule, rewritten: str) -> bool:
     if rule.kind in (Kind.ALL, Kind.UNKNOWN):
         return True
     head = rule.body.split("*", 1)[0].translate(_ASCII_LOWER)
-    text = _SPACES.sub(" ", _fold(rewritten).strip())
+    text = _spaces().sub(" ", _fold(rewritten).strip())
     first, _, rest = text.partition(" ")
     forms = (text, f"{first.rsplit('/', 1)[-1]} {rest}".strip())
     return any(form.startswith(head.strip()) or head.startswith(form) for form in forms)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import NamedTuple
 
 from corral.core.shell.runners import (
@@ -20,8 +21,6 @@ from corral.core.shell.runners import (
     split_dashdash,
 )
 
-_PYTHON = re.compile(r"python(?:\d+(?:\.\d+)*)?$")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # Per package manager: flags taking a value -> what the value means ("chdir", "scope", "").
 _PM_FLAGS: dict[str, dict[str, str]] = {
     "npm": {"--prefix": "chdir", "-w": "scope", "--workspace": "scope", "--registry": "",
@@ -75,6 +74,17 @@ class Runner(NamedTuple):
     chdirs: tuple[str, ...] = ()  # folder flags of the package manager (npm --prefix DIR)
 
 
+# Compiled on first use: most lines name neither a python nor `env NAME=value`.
+@cache
+def _python_name() -> re.Pattern[str]:
+    return re.compile(r"python(?:\d+(?:\.\d+)*)?$")
+
+
+@cache
+def _assignment() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def unwrap(words: Sequence[str]) -> Launch:
     """Skip runner words (nohup, env, npx, python -m, uv run, …) before the real program."""
     rest = list(words)
@@ -92,7 +102,7 @@ def unwrap(words: Sequence[str]) -> Launch:
             rest = _skip_flags(rest[1:], _PREFIXES[head])
         elif len(rest) > 1 and (head, rest[1]) in _SUB_PREFIXES:
             rest = _skip_flags(rest[2:], _SUB_PREFIXES[(head, rest[1])])
-        elif _PYTHON.match(head) and len(rest) > 1:
+        elif head.startswith("python") and _python_name().match(head) and len(rest) > 1:
             rest = _python(rest[1:])
         else:
             break
@@ -125,7 +135,7 @@ def _env(words: list[str], chdirs: list[str], env: list[tuple[str, str]]) -> lis
         elif word == "--":
             at += 1
             break
-        elif _ASSIGNMENT.match(word):
+        elif _assignment().match(word):
             name, _, value = word.partition("=")
             env.append((name, value))
         elif not word.startswith("-"):
@@ -283,6 +293,6 @@ def _body_runner(
 
 def _drop_assignments(words: list[str]) -> list[str]:
     at = 0
-    while at < len(words) and _ASSIGNMENT.match(words[at]):
+    while at < len(words) and _assignment().match(words[at]):
         at += 1
     return words[at:]

@@ -10,19 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from corral.core.shell.runners import basename, trigger_words
 
-_SPLIT = re.compile(r"[\s;|&<>()'\"`=]+")
-_TOKEN = re.compile(
-    r"""(?P<space>[ \t]+)
-      | (?P<op>\|\||\||;|[0-9]?>>|[0-9]?>\||[0-9]?>|[0-9]?<)
-      | (?P<word>(?:[A-Za-z0-9_\-./:,@%+~^*?]+=?(?:'[^']*'|"[^"\\$`!]*")?
-                  |'[^']*'|"[^"\\$`!]*")+)
-    """,
-    re.VERBOSE,
-)
-_PIECES = re.compile(r"""'[^']*'|"[^"]*"|[^'"]+""")
 _KEYWORDS = frozenset(
     (
         "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case",
@@ -30,17 +21,45 @@ _KEYWORDS = frozenset(
         "source", ".", "coproc", "popd",
     )
 )  # fmt: skip
-_SETSID = re.compile(r"(?<![\w.-])setsid(?![\w-])")
 NOT_PARSED = (
     "not parsed: it starts no long runner and sends nothing to the background, "
     "so it runs as written"
 )
 
 
+# The patterns are compiled on first use: a line the hook wraps needs none of them, and the
+# tokenizer alone costs 1.5 ms to compile.
+@cache
+def _split() -> re.Pattern[str]:
+    return re.compile(r"[\s;|&<>()'\"`=]+")
+
+
+@cache
+def _token() -> re.Pattern[str]:
+    return re.compile(
+        r"""(?P<space>[ \t]+)
+          | (?P<op>\|\||\||;|[0-9]?>>|[0-9]?>\||[0-9]?>|[0-9]?<)
+          | (?P<word>(?:[A-Za-z0-9_\-./:,@%+~^*?]+=?(?:'[^']*'|"[^"\\$`!]*")?
+                      |'[^']*'|"[^"\\$`!]*")+)
+        """,
+        re.VERBOSE,
+    )
+
+
+@cache
+def _pieces() -> re.Pattern[str]:
+    return re.compile(r"""'[^']*'|"[^"]*"|[^'"]+""")
+
+
+@cache
+def _setsid() -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.-])setsid(?![\w-])")
+
+
 def may_start_runner(line: str, extra_runners: Sequence[str] = ()) -> bool:
     """True when some word of the line names a runner, a package manager or a wrapper."""
     triggers = trigger_words(tuple(extra_runners))
-    for token in _SPLIT.split(line):
+    for token in _split().split(line):
         if token and (basename(token) in triggers or basename(token).startswith("python")):
             return True
     return False
@@ -52,7 +71,7 @@ def plain_reason(line: str) -> str | None:
     expect_word = False  # after a redirect operator
     at = 0
     while at < len(line):
-        match = _TOKEN.match(line, at)
+        match = _token().match(line, at)
         if match is None:
             return NOT_PARSED
         at = match.end()
@@ -79,7 +98,7 @@ def plain_reason(line: str) -> str | None:
 
 def _glued(word: str) -> bool:
     """Quotes glued to other text, except one quoted value right after `=`."""
-    pieces = _PIECES.findall(word)
+    pieces = _pieces().findall(word)
     if len(pieces) < 2:
         return False
     bare, quoted = pieces[0], pieces[1]
@@ -92,7 +111,7 @@ def _plain_command(words: list[str]) -> bool:
     if not words:
         return True
     first = words[0]
-    if first in _KEYWORDS or any(_SETSID.search(w) and w[:1] != "'" for w in words):
+    if first in _KEYWORDS or any(_setsid().search(w) and w[:1] != "'" for w in words):
         return False
     if first in ("cd", "pushd"):
         args = words[1:]
