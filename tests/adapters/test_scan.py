@@ -54,10 +54,16 @@ def test_job_usage_counts_escaped_processes_and_measures_cpu() -> None:
     job = start_job("setsid sh -c 'while :; do :; done' & sleep 300")
     wait_for(lambda: len(job_pids(job["id"])) >= 3, what="job processes")
     try:
-        usage = scan.usage({job["id"]: (job["pid"], [])}, interval=0.3)[job["id"]]
-        assert usage.processes >= 3
-        assert usage.cpu_percent > 20
-        assert usage.rss_bytes > 0
+
+        def busy() -> bool:
+            usage = scan.usage({job["id"]: (job["pid"], [])}, interval=0.3)[job["id"]]
+            assert usage.processes >= 3
+            assert usage.rss_bytes > 0
+            return usage.cpu_percent > 20
+
+        # The loop gets what CPU the machine spares: on a loaded 2-core CI machine one
+        # 0.3 s window may give it less than a fifth of a core, so measure until one does.
+        wait_for(busy, what="the busy loop measured above 20% CPU")
     finally:
         from corral.adapters.ledger import read_all
         from corral.service.jobs import stop_records
