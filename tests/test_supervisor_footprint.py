@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import LAUNCHER as SUPERVISOR  # as corral starts it
-from tests.helpers import alive, pids_with_env, wait_for
+from tests.helpers import alive, job_pids, pids_with_env, wait_for
 
 # The supervisor runs from the interpreter's exit handlers (see the end of supervisor.py),
 # so a check made when its top level returns would see almost nothing: this program asks
@@ -78,23 +78,29 @@ def test_running_supervisor_maps_no_more_libm_than_python_itself(tmp_path: Path)
         return total
 
     env = {**os.environ, "SHELL": "/bin/bash"}
-    bare = subprocess.Popen([sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"])
+    bare = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", "import time; print(flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+    )
     sup = subprocess.Popen(
         [sys.executable, "-I", "-S", str(SUPERVISOR), "--detached", "--", "sleep 60"],
         env=env,
         stdout=subprocess.DEVNULL,
     )
     try:
+        # Compare the two once both are past start-up (on a loaded machine either may lag):
+        # python has printed, and the supervisor has opened its stop channel and started
+        # its job.
+        assert bare.stdout is not None and bare.stdout.readline() == b"\n"
         ledger = Path(env["CORRAL_HOME"]) / "ledger"
-        deadline = time.monotonic() + 10
-        while not list(ledger.glob("*.stop")) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        (stop,) = wait_for(lambda: list(ledger.glob("*.stop")), what="the stop channel")
+        wait_for(lambda: job_pids(stop.stem), what="the job's process")
         time.sleep(0.2)
         # int() of a decimal string would map ~230 kB of libm (CPython's first call of log)
         assert libm_kb(sup.pid) <= libm_kb(bare.pid) + 64
     finally:
         bare.kill()
-        bare.wait()
+        bare.communicate()
         os.killpg(sup.pid, 9)
         sup.wait()
         # SIGKILL is delivered asynchronously: the job's sleep may still be exiting here,
