@@ -1,4 +1,4 @@
-"""The user's configuration: TOML at `paths.config_file()`. Missing file, missing keys or a
+"""The user's configuration: TOML at `paths.config_path()`. Missing file, missing keys or a
 file that does not parse all mean the defaults; nothing here ever stops a command."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ BACKENDS = ("group", "tmux")
 
 
 def _path() -> str:
-    return str(paths.config_file())
+    return paths.config_path()
 
 
 def load() -> dict[str, Any]:

@@ -1,20 +1,19 @@
 """Reading the ledger: one JSON file per job, written by its supervisor.
 
 Listing is lenient: a corrupt or truncated file is skipped with a warning, never a crash.
+The hook reads the ledger for every line it wraps: no logging or pathlib here (they would
+cost it 8 ms to import), and the records are NamedTuples, cheap to define.
 """
 
 from __future__ import annotations
 
 import json
-import logging
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from corral import paths, supervisor
-
-log = logging.getLogger("corral.ledger")
 
 
 class JobRecord(NamedTuple):
@@ -68,36 +67,44 @@ class LedgerRead(NamedTuple):
     warnings: list[str]
 
 
-def read_all(ledger: Path | None = None) -> LedgerRead:
+def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
     """Every readable record in the ledger folder, oldest first, plus warnings for the rest."""
-    folder = ledger or paths.ledger_dir()
+    folder = paths.ledger_dir() if ledger is None else os.fspath(ledger)
     records: list[JobRecord] = []
     warnings: list[str] = []
     try:
-        names = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+        # records are `<id>.json`; a bare `.json` has no suffix (as pathlib saw it): skipped
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n != ".json")
     except FileNotFoundError:
         return LedgerRead([], [])
-    for path in names:
+    for name in names:
         try:
-            data = json.loads(path.read_bytes())
+            with open(os.path.join(folder, name), "rb") as f:
+                data = json.loads(f.read())
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
             records.append(JobRecord.from_json(data))
         except FileNotFoundError:
             continue  # removed while we read: a clean in another process
         except (OSError, ValueError, TypeError) as exc:
-            message = f"skipped unreadable ledger file {path.name}: {exc}"
-            log.warning(message)
+            message = f"skipped unreadable ledger file {name}: {exc}"
+            _warn(message)
             warnings.append(message)
     records.sort(key=lambda r: r.created_at)
     return LedgerRead(records, warnings)
 
 
-def remove(record_id: str, ledger: Path | None = None) -> None:
-    folder = ledger or paths.ledger_dir()
+def _warn(message: str) -> None:
+    import logging  # only for a damaged ledger: the hook's path has none
+
+    logging.getLogger("corral.ledger").warning(message)
+
+
+def remove(record_id: str, ledger: str | os.PathLike[str] | None = None) -> None:
+    folder = paths.ledger_dir() if ledger is None else os.fspath(ledger)
     for suffix in (".json", ".stop"):
         try:
-            (folder / f"{record_id}{suffix}").unlink()
+            os.unlink(os.path.join(folder, f"{record_id}{suffix}"))
         except FileNotFoundError:
             pass
 

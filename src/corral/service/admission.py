@@ -11,7 +11,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 from corral import paths, supervisor
 from corral.adapters import ledger, listeners
@@ -80,15 +79,17 @@ class PortHolders(Mapping[int, PortHolder]):
         return len(self._raw)
 
 
-def _reservations() -> Path:
-    return paths.ensure_private_dir(paths.home() / "reservations")
+def _reservation(identity: str, cwd: str) -> str:
+    """The file that holds the reservation for this job identity and folder."""
+    folder = paths.ensure_private_dir(os.path.join(paths.home_dir(), "reservations"))
+    return os.path.join(folder, f"{_key(identity, cwd)}.json")
 
 
 def _reserved(identity: str, cwd: str, now: float, recorded: set[str]) -> str | None:
     """The token of a live reservation for this job identity and folder, if any."""
-    path = _reservations() / f"{_key(identity, cwd)}.json"
     try:
-        data = json.loads(path.read_text())
+        with open(_reservation(identity, cwd), encoding="utf-8") as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return None
     token = data.get("token")
@@ -123,7 +124,7 @@ def admit(
 
         extra_runners = config.extra_runners()
     home = os.path.expanduser("~")
-    lock_path = paths.ensure_private_dir(paths.home()) / "admission.lock"
+    lock_path = os.path.join(paths.ensure_private_dir(paths.home_dir()), "admission.lock")
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         jobs = live_jobs()
@@ -158,8 +159,9 @@ def admit(
                     ),
                 )
         for job in decision.jobs:
-            path = _reservations() / f"{_key(job.identity, job.cwd)}.json"
-            temp = path.with_suffix(f".{os.getpid()}.tmp")
-            temp.write_text(json.dumps({"token": decision.job_token, "at": now}))
-            temp.replace(path)
+            path = _reservation(job.identity, job.cwd)
+            temp = f"{path.removesuffix('.json')}.{os.getpid()}.tmp"
+            with open(temp, "w", encoding="utf-8") as f:
+                f.write(json.dumps({"token": decision.job_token, "at": now}))
+            os.replace(temp, path)
         return decision

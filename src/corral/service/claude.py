@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from corral import config, locations
 from corral.core.shell.messages import age
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
@@ -56,6 +58,8 @@ def _inside(path: str | None, root: str) -> bool:
 def session_briefing(folder: str, session: str | None) -> str | None:
     """For a new session in `folder`: the jobs already running there (any session's), with
     their ports, so the model reuses them; None when there are none."""
+    from pathlib import Path
+
     from corral.service import jobs
     from corral.service.sessions import project_root
 
@@ -84,6 +88,8 @@ def session_briefing(folder: str, session: str | None) -> str | None:
 def unsupervised_leftovers(folder: str) -> str | None:
     """Processes of ended sessions in `folder` that corral did not start (Claude moved them
     to the background, or the line was unreadable): listed, stoppable by identity."""
+    from pathlib import Path
+
     from corral.service.sessions import list_processes, project_root
 
     root = project_root(Path(folder))

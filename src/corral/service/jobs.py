@@ -189,7 +189,7 @@ class StopOutcome:
 
 
 def _request_stop(record: JobRecord) -> None:
-    fifo = paths.ledger_dir() / f"{record.id}.stop"
+    fifo = os.path.join(paths.ledger_dir(), f"{record.id}.stop")
     fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
     try:
         os.write(fd, b"stop\n")
