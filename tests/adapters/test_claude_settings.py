@@ -210,10 +210,12 @@ def test_rule_flags_on_an_ancestor_command_line_are_found(tmp_path: Path) -> Non
     probe = (
         "import sys; sys.path[:0] = [sys.argv[1]]\n"
         "from corral.adapters.claude_settings import command_line_rules as c; import os\n"
-        "print(c(os.getpid()))"
+        "print(c(os.getpid(), levels=2))"
     )
     src = str(Path(__file__).resolve().parents[2] / "src")
-    # The flag sits on the probe's parent (a shell), not on the probe itself.
+    # The flag sits on the probe's parent (a shell), not on the probe itself. The walk stops
+    # there: further up are pytest and whatever started it (an agent's CLI may carry rule
+    # flags of its own), which this test does not choose.
     for flag, found in (("--disallowedTools", True), ("--settings=x.json", True),
                         ("--allowedTools", False), ("--verbose", False)):  # fmt: skip
         out = subprocess.run(
