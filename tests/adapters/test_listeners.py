@@ -91,6 +91,8 @@ def test_the_owners_file_round_trips_private_and_bounded(corral_home: Path) -> N
     listeners.write_owners(path, "boot-a", owners)
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert listeners.read_owners(path, "boot-a") == owners
+    # Equal is not enough: a NamedTuple equals the plain tuple of its values.
+    assert isinstance(listeners.read_owners(path, "boot-a")[12], listeners.Unseen)
     assert listeners.read_owners(path, "boot-b") == {}  # another boot: pids mean nothing now
     many = {i: (i, "3") for i in range(listeners.MAX_OWNERS + 10)}
     listeners.write_owners(path, "boot-a", many)

@@ -80,6 +80,22 @@ def test_plain_line_is_answered_with_nothing_and_loads_nothing_heavy(tmp_path: P
     assert not heavy & modules
 
 
+def test_wrapped_line_loads_no_dataclasses_logging_or_pathlib(tmp_path: Path) -> None:
+    # The wrapped line's start-up budget (bench/bench_hook.py): its value classes are
+    # NamedTuples, and the ledger, reservations and configuration are read through os.
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", *hook.command("pre-tool-use")[1:]],
+        input=json.dumps(payload("npm run dev", tmp_path, run_in_background=True)),
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "updatedInput" in result.stdout
+    modules = {line.split("|")[2].strip() for line in result.stderr.splitlines()[1:]}
+    assert {"corral.service.admission", "corral.core.claude.permissions"} <= modules
+    heavy = {"dataclasses", "inspect", "ast", "logging", "pathlib", "urllib.parse", "ipaddress",
+             "platformdirs", "tomllib", "psutil", "subprocess", "asyncio"}  # fmt: skip
+    assert not heavy & modules
+
+
 @pytest.mark.parametrize(
     "data",
     ["", "not json", "[1, 2", '{"tool_name": "Bash"} trailing', "NaN", json.dumps([1]),
