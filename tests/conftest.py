@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,14 +44,34 @@ def reap_home(home: Path) -> list[int]:
     return kill_with_env(f"CORRAL_HOME={home}".encode())
 
 
+# corral binds its Unix sockets (corral.sock, daemon.events) in CORRAL_HOME, and a socket's
+# path must fit in 104 bytes (macOS; 108 on Linux). Under a long TMPDIR (a CI runner's
+# temporary folder, macOS's /var/folders/...) a home inside tmp_path is too deep for them,
+# so the home gets a short folder of its own instead.
+_SOCKET_PATH_MAX = 100
+
+
+def _new_home(tmp_path: Path) -> tuple[Path, bool]:
+    """The test's CORRAL_HOME, and whether it lies outside tmp_path (to be removed)."""
+    home = tmp_path / "corral-home"
+    if len(os.fsencode(home / "daemon.events")) <= _SOCKET_PATH_MAX:
+        home.mkdir()
+        return home, False
+    short = "/tmp" if os.access("/tmp", os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="corral-home-", dir=short)), True
+
+
 @pytest.fixture(autouse=True)
 def corral_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    home = tmp_path / "corral-home"
-    home.mkdir()
+    home, outside = _new_home(tmp_path)
     monkeypatch.setenv("CORRAL_HOME", str(home))
     monkeypatch.delenv("CORRAL_SESSION", raising=False)
     monkeypatch.delenv("CORRAL_JOB", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
-    yield home
-    leaked = reap_home(home)
-    assert not leaked, f"test left processes running: {sorted(set(leaked))}"
+    try:
+        yield home
+        leaked = reap_home(home)
+        assert not leaked, f"test left processes running: {sorted(set(leaked))}"
+    finally:
+        if outside:
+            shutil.rmtree(home, ignore_errors=True)
