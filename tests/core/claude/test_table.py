@@ -109,6 +109,9 @@ CASES = {
     "dontask-ask-denies": Case("npm run dev", D, ask=NRD, mode="dontAsk"),
     "dontask-allow": Case("npm run dev", A, allow=NRD, mode="dontAsk"),
     "dontask-no-rule": Case("npm run dev", U, mode="dontAsk"),
+    # a deny rule that may match, next to an ask rule that does: denied either way
+    "dontask-ask-maybe-deny": Case("npm", D, ask=("Bash",), deny=("Bash()",), mode="dontAsk"),
+    "ask-maybe-deny": Case("npm", U, ask=("Bash",), deny=("Bash()",)),
     "accept-edits-allow": Case("npm run dev", A, allow=NRD, mode="acceptEdits"),
     "accept-edits-no-rule": Case("npm run dev", N, mode="acceptEdits"),
     "plan-allow": Case("npm run dev", U, allow=NRD, mode="plan"),  # a hook's allow is not a rule's

@@ -203,9 +203,11 @@ def _verdict(
     folded = _fold(line)
     if any(_precise(rule, sub, strict=False) for rule in rules.deny for sub in subs):
         return Verdict.DENY
+    asked = any(_precise(rule, sub, strict=True) for rule in rules.ask for sub in subs)
     if any(_possible(rule, folded) for rule in rules.deny):
-        return Verdict.UNSURE
-    if any(_precise(rule, sub, strict=True) for rule in rules.ask for sub in subs):
+        # Claude denies it or asks about it; dontAsk turns the ask into a deny too.
+        return Verdict.DENY if asked and mode == "dontAsk" else Verdict.UNSURE
+    if asked:
         return Verdict.DENY if mode == "dontAsk" else Verdict.ASK
     if any(_possible(rule, folded) for rule in rules.ask):
         return Verdict.UNSURE
