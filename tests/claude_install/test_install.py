@@ -92,7 +92,7 @@ def test_every_event_has_exactly_our_one_hook(original: dict[str, Any]) -> None:
             (g.get("matcher"), h["command"])
             for g in merged["hooks"][name]
             for h in g["hooks"]
-            if install.HOOK_MARK in h["command"]
+            if install.HOOK_MARKS[0] in h["command"]
         ]
         assert ours == [(matcher, HOOKS[event])]
 
@@ -102,7 +102,7 @@ def test_their_status_line_is_chained_after_ours_and_comes_back() -> None:
     merged = full({"statusLine": theirs})
     words = shlex.split(merged["statusLine"]["command"])
     assert words[-2:] == ["--then", theirs["command"]]
-    assert install.STATUSLINE_MARK in words[3]
+    assert install.STATUSLINE_MARKS[0] in words[3]
     assert merged["statusLine"]["padding"] == 2
     assert unmerge(merged) == {"statusLine": theirs}
 
@@ -113,6 +113,19 @@ def test_reinstall_from_another_interpreter_replaces_the_old_entries() -> None:
     merged = full(merge({}, old, None))
     assert "/old/" not in json.dumps(merged["hooks"])
     assert full(merged) == merged
+
+
+def test_entries_written_by_earlier_versions_are_recognised_as_ours() -> None:
+    """Earlier versions ran hook.py and statusline.py by path (no launcher): a reinstall
+    replaces those entries, and an uninstall removes them."""
+    old_hooks = {event: f"/v/bin/python -I -S /v/corral/surfaces/claude/hook.py {event}"
+                 for event in install.EVENTS}  # fmt: skip
+    old_line = "/v/bin/python -I -S /v/corral/surfaces/claude/statusline.py --then 'my status'"
+    old = merge({}, old_hooks, lambda theirs: old_line)
+    theirs = {"statusLine": {"type": "command", "command": "my status"}}
+    assert unmerge(old) == theirs
+    assert full(old) == full(theirs)
+    assert "/v/" not in json.dumps(full(old))
 
 
 def test_empty_containers_we_emptied_are_removed() -> None:
@@ -169,7 +182,7 @@ def test_user_install_keeps_their_own_procs_command(tmp_path: Path) -> None:
     assert mine.read_text() == "my own procs\n"
     assert "kept your own" in result.stdout
     settings_file = home / ".claude" / "settings.json"
-    assert install.HOOK_MARK in settings_file.read_text()
+    assert install.HOOK_MARKS[0] in settings_file.read_text()
     run(tmp_path, home, "--uninstall")
     assert mine.read_text() == "my own procs\n"
     assert json.loads(settings_file.read_text()) == {}
@@ -200,8 +213,8 @@ def test_paths_name_this_interpreter_and_entry_points(tmp_path: Path) -> None:
 
     out = run(tmp_path, tmp_path, "--paths").stdout.splitlines()
     assert out[0] == sys.executable
-    assert out[1].endswith("/corral/surfaces/claude/hook.py") and Path(out[1]).is_file()
-    assert out[2].endswith("/corral/surfaces/claude/statusline.py")
+    assert out[1].endswith("/corral/surfaces/claude/run_hook.py") and Path(out[1]).is_file()
+    assert out[2].endswith("/corral/surfaces/claude/run_statusline.py") and Path(out[2]).is_file()
 
 
 def test_plugin_procs_command_is_the_installed_template() -> None:

@@ -76,7 +76,7 @@ def test_marketplace_install_runs_the_hooks_and_procs(claude: ClaudeCLI, tmp_pat
     session = run.result["session_id"]
     assert session_seen(run) == session  # the SessionStart hook ran through bin/corral-hook
     cache = claude.home / ".cache" / "corral" / "claude-plugin-paths"
-    assert cache.read_text().splitlines()[1].endswith("corral/surfaces/claude/hook.py")
+    assert cache.read_text().splitlines()[1].endswith("corral/surfaces/claude/run_hook.py")
 
     procs = claude.run("/corral:procs", [Text("shown")])
     assert procs.returncode == 0, procs.explain()

@@ -116,3 +116,6 @@ def test_start_up_loads_nothing_heavy(project: Path) -> None:
         if line.startswith("import time:") and "|" in line
     }
     assert not imported & HEAVY, imported & HEAVY
+    # the launcher imports the status line from its cached bytecode instead of compiling it
+    assert path.endswith("/run_statusline.py")
+    assert "| corral.surfaces.claude.statusline" in result.stderr

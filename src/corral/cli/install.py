@@ -4,7 +4,6 @@ settings (user or project), or take them out again with --uninstall."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from corral.errors import UsageError
@@ -47,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
         python, _, _, hook_path, _ = hook.command("pre-tool-use")
         print(python)
         print(hook_path)
-        print(os.path.abspath(statusline.__file__))
+        print(statusline.command()[3])
         return 0
     project, home = Path.cwd(), Path.home()
     if args.uninstall:

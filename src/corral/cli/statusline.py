@@ -1,6 +1,6 @@
 """corral statusline: the Claude Code status line band for a folder.
 
-Claude Code's settings run the fast entry point (surfaces/claude/statusline.py) directly;
+Claude Code's settings run the fast entry point (surfaces/claude/run_statusline.py);
 this command is the same band for people and scripts: `corral statusline --cwd .`.
 """
 

@@ -62,7 +62,7 @@ def stop_all() -> None:
 def test_command_is_absolute_and_isolated() -> None:
     argv = hook.command("pre-tool-use")
     assert argv[:3] == [sys.executable, "-I", "-S"]
-    assert Path(argv[3]) == HOOK and argv[4] == "pre-tool-use"
+    assert Path(argv[3]) == HOOK.with_name("run_hook.py") and argv[4] == "pre-tool-use"
     with pytest.raises(ValueError, match="unknown hook event"):
         hook.command("pre")
 
@@ -78,6 +78,9 @@ def test_plain_line_is_answered_with_nothing_and_loads_nothing_heavy(tmp_path: P
     heavy = {"json", "re", "enum", "typing", "dataclasses", "pathlib", "tree_sitter", "psutil",
              "site", "socket", "corral.core.shell.plan"}  # fmt: skip
     assert not heavy & modules
+    # the launcher imports the hook, from its cached bytecode: a script run by path would be
+    # compiled from source on every call (~2 ms)
+    assert "corral.surfaces.claude.hook" in modules
 
 
 def test_wrapped_line_loads_no_dataclasses_logging_or_pathlib(tmp_path: Path) -> None:

@@ -29,12 +29,14 @@ _SEPARATORS = str.maketrans(dict.fromkeys(";|&<>()'\"`=", " "))
 
 
 def command(event: str) -> list[str]:
-    """The absolute, isolated command line that settings files run for `event`."""
+    """The absolute, isolated command line that settings files run for `event` (through
+    run_hook.py, which loads this module from its bytecode)."""
     import os
 
     if event not in EVENTS:
         raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), event]
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_hook.py")
+    return [sys.executable, "-I", "-S", launcher, event]
 
 
 def package_root() -> str:

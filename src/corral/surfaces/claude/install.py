@@ -2,7 +2,8 @@
 
 `merge` and `unmerge` are pure: they take a settings object and return a new one. What is
 ours is recognised by the path of our entry points in a command (`…/corral/surfaces/claude/
-hook.py`, `…/statusline.py`), so a reinstall from another interpreter replaces the old
+run_hook.py`, `…/run_statusline.py`, or `hook.py` and `statusline.py` as earlier versions
+wrote them), so a reinstall from another interpreter replaces the old
 entries, and `unmerge` removes only those, whatever else the user changed meanwhile. The
 user's own status line is kept inside ours (`--then`), so it comes back unchanged.
 """
@@ -22,8 +23,13 @@ from typing import Any
 from corral.errors import CorralError
 from corral.surfaces.claude import hook, statusline
 
-HOOK_MARK = "corral/surfaces/claude/hook.py"
-STATUSLINE_MARK = "corral/surfaces/claude/statusline.py"
+# Our entry points as settings name them: the launchers, then the scripts they load (what
+# earlier versions of corral wrote, still recognised so that a reinstall replaces them).
+HOOK_MARKS = ("corral/surfaces/claude/run_hook.py", "corral/surfaces/claude/hook.py")
+STATUSLINE_MARKS = (
+    "corral/surfaces/claude/run_statusline.py",
+    "corral/surfaces/claude/statusline.py",
+)
 # corral's hook event -> (Claude Code's event name, matcher)
 EVENTS: dict[str, tuple[str, str | None]] = {
     "pre-tool-use": ("PreToolUse", "Bash"),
@@ -55,8 +61,12 @@ class InstallError(CorralError):
 Settings = dict[str, Any]
 
 
-def _is_ours(entry: Any, mark: str) -> bool:
-    return isinstance(entry, dict) and mark in str(entry.get("command", ""))
+def _names_ours(command: str, marks: tuple[str, ...]) -> bool:
+    return any(mark in command for mark in marks)
+
+
+def _is_ours(entry: Any, marks: tuple[str, ...]) -> bool:
+    return isinstance(entry, dict) and _names_ours(str(entry.get("command", "")), marks)
 
 
 def _check_hooks(settings: Mapping[str, Any]) -> None:
@@ -73,15 +83,15 @@ def _check_hooks(settings: Mapping[str, Any]) -> None:
                 raise InstallError(f"`hooks.{name}[].hooks` is not a list: fix it by hand first")
 
 
-def _without_ours(groups: list[Any], mark: str) -> list[Any]:
+def _without_ours(groups: list[Any], marks: tuple[str, ...]) -> list[Any]:
     """`groups` minus our entries; a group left empty by that removal goes too."""
     kept = []
     for group in groups:
         inner = group.get("hooks")
-        if not isinstance(inner, list) or not any(_is_ours(e, mark) for e in inner):
+        if not isinstance(inner, list) or not any(_is_ours(e, marks) for e in inner):
             kept.append(group)
             continue
-        rest = [e for e in inner if not _is_ours(e, mark)]
+        rest = [e for e in inner if not _is_ours(e, marks)]
         if rest:
             kept.append({**group, "hooks": rest})
     return kept
@@ -103,7 +113,7 @@ def _their_statusline(current: Any) -> tuple[dict[str, Any] | None, str | None]:
             "`statusLine` is not a command status line, so corral cannot put its own before "
             "it: fix it by hand, or install with --no-statusline"
         )
-    if STATUSLINE_MARK not in current["command"]:
+    if not _names_ours(current["command"], STATUSLINE_MARKS):
         return current, current["command"]
     then = chained_command(current["command"])
     return (None, None) if then is None else ({**current, "command": then}, then)
@@ -136,10 +146,10 @@ def merge(
             name, _ = EVENTS[event]
             groups = hooks.get(name, [])
             wanted = _our_group(event, command)
-            ours = [e for g in groups for e in g.get("hooks", []) if _is_ours(e, HOOK_MARK)]
+            ours = [e for g in groups for e in g.get("hooks", []) if _is_ours(e, HOOK_MARKS)]
             if wanted in groups and len(ours) == 1:
                 continue  # already there, exactly: leave it where it is
-            hooks[name] = [*_without_ours(groups, HOOK_MARK), wanted]
+            hooks[name] = [*_without_ours(groups, HOOK_MARKS), wanted]
     if statusline_command is not None:
         theirs, their_command = _their_statusline(out.get("statusLine"))
         line = dict(theirs) if theirs else {"type": "command"}
@@ -157,7 +167,7 @@ def unmerge(settings: Mapping[str, Any]) -> Settings:
         _check_hooks(out)
         for name in list(hooks):
             groups = hooks[name]
-            kept = _without_ours(groups, HOOK_MARK)
+            kept = _without_ours(groups, HOOK_MARKS)
             if kept != groups:
                 if kept:
                     hooks[name] = kept
@@ -166,7 +176,7 @@ def unmerge(settings: Mapping[str, Any]) -> Settings:
         if not hooks and settings.get("hooks"):
             del out["hooks"]
     current = out.get("statusLine")
-    if isinstance(current, dict) and STATUSLINE_MARK in str(current.get("command", "")):
+    if isinstance(current, dict) and _names_ours(str(current.get("command", "")), STATUSLINE_MARKS):
         theirs, _ = _their_statusline(current)
         if theirs is None:
             del out["statusLine"]

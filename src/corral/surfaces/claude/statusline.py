@@ -41,10 +41,12 @@ def package_root() -> str:
 
 
 def command(hint: str = "/procs", then: str | None = None) -> list[str]:
-    """The absolute, isolated command line that settings files run as the status line."""
+    """The absolute, isolated command line that settings files run as the status line
+    (through run_statusline.py, which loads this module from its bytecode)."""
     import os
 
-    argv = [sys.executable, "-I", "-S", os.path.abspath(__file__)]
+    launcher = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_statusline.py")
+    argv = [sys.executable, "-I", "-S", launcher]
     if hint != "/procs":
         argv += ["--hint", hint]
     if then is not None:
