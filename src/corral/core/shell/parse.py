@@ -46,6 +46,11 @@ _SETSID = re.compile(r"(?<![\w.-])setsid(?![\w-])")
 _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 # Control characters other than tab and newline: the shell and the grammar may disagree.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# tree-sitter-bash's scanner (0.25) hands the character after `{` (and after its digits and
+# `..`) and the one after `?` to C's isdigit()/isalpha(), defined only up to 255: a larger
+# code point there reads outside libc's table, and the process may crash (SIGSEGV). Such a
+# line is left to the shell.
+_WIDE_AFTER_CTYPE = re.compile(r"\{[0-9]*(?:\.\.[0-9]*)?[^\x00-\xff]|\?[^\x00-\xff]")
 
 
 class Word(NamedTuple):
@@ -124,6 +129,8 @@ def lexical_reason(line: str) -> str | None:
     """Reasons that need no grammar: text the shell and the grammar could read differently."""
     if _CONTROL.search(line):
         return "it holds control characters"
+    if not line.isascii() and _WIDE_AFTER_CTYPE.search(line):
+        return "the grammar cannot read a wide character after `{` or `?` safely"
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:
