@@ -132,7 +132,7 @@ class ClaudeCLI:
         *,
         args: Sequence[str] = ("--allowedTools", "Bash", "--output-format", "json"),
         env: Mapping[str, str] = {},
-        timeout: float = 60.0,
+        timeout: float = 180.0,
     ) -> ClaudeRun:
         """Run `claude -p PROMPT *args` in the project folder against a fake API."""
         argv = (str(self.binary), "-p", prompt, *args)

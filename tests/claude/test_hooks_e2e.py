@@ -85,7 +85,7 @@ def test_background_server_is_supervised_listed_refused_twice_and_stopped(
         Text("stopped"),
         Text("noted"),  # the background task's notification
     ]
-    run = claude.run("start the server", script, timeout=90)
+    run = claude.run("start the server", script, timeout=180)
     assert run.returncode == 0, run.explain()
     started, refused, listed, stopped = run.tool_results()[:4]
     assert "running in background" in block_text(started), run.explain()
@@ -119,7 +119,7 @@ def test_long_runner_and_trailing_ampersand_are_wrapped_unreadable_runs_as_typed
         bash(unreadable),
         Text("done"),
     ]
-    run = claude.run("go", script, timeout=90)
+    run = claude.run("go", script, timeout=180)
     assert run.returncode == 0, run.explain()
     dev, _, plain = run.tool_results()[:3]
     assert "dev-up" in block_text(dev), run.explain()
@@ -147,7 +147,7 @@ def test_deny_rule_for_the_original_line_still_denies_it(
         args += ["--disallowedTools", rule]
     port = free_port()
     script: list[Turn] = [bash(f"python3 -m http.server {port}", background=True), Text("ok")]
-    run = claude.run("go", script, args=args, timeout=90)
+    run = claude.run("go", script, args=args, timeout=180)
     assert run.returncode == 0, run.explain()
     [result] = run.tool_results()
     assert result["is_error"] is True and "denied" in block_text(result), run.explain()
@@ -172,7 +172,7 @@ def test_double_forked_job_outlives_the_cli_and_the_next_session_hears_of_it(
 ) -> None:
     install(claude)
     (claude.project / "df.py").write_text(DOUBLE_FORK)
-    run = claude.run("go", [bash("python3 df.py grandchild.pid &"), Text("started")], timeout=90)
+    run = claude.run("go", [bash("python3 df.py grandchild.pid &"), Text("started")], timeout=180)
     assert run.returncode == 0, run.explain()
     pid_file = claude.project / "grandchild.pid"
     wait_for(lambda: pid_file.exists() and pid_file.read_text(), 30, "the grandchild")
@@ -181,7 +181,7 @@ def test_double_forked_job_outlives_the_cli_and_the_next_session_hears_of_it(
         [job] = [j for j in jobs() if j["state"] == "running"]
         assert job["mode"] == "detached" and job["processes"] >= 1
         assert alive(grandchild)
-        again = claude.run("what runs here?", [Text("I see it")], timeout=90)
+        again = claude.run("what runs here?", [Text("I see it")], timeout=180)
         assert again.returncode == 0, again.explain()
         first = json.dumps(again.api.main_requests()[0].body)
         assert f"job {job['id'][:8]}" in first and "df.py" in first, again.explain()
@@ -194,7 +194,7 @@ def test_double_forked_job_outlives_the_cli_and_the_next_session_hears_of_it(
 
 def test_hook_is_silent_for_plain_lines(claude: ClaudeCLI, corral_home: Path) -> None:
     install(claude)
-    run = claude.run("go", [bash("echo plain > p.txt"), Text("ok")], timeout=90)
+    run = claude.run("go", [bash("echo plain > p.txt"), Text("ok")], timeout=180)
     assert run.returncode == 0, run.explain()
     assert (claude.project / "p.txt").read_text() == "plain\n"
     assert records(corral_home) == []
@@ -223,7 +223,7 @@ def test_background_command_corral_could_not_read_is_listed_and_stopped_by_ident
         Text("stopped"),
         Text("noted"),  # the background task's notification
     ]
-    run = claude.run("go", script, timeout=90)
+    run = claude.run("go", script, timeout=180)
     assert run.returncode == 0, run.explain()
     assert records(corral_home) == []  # not supervised
     listed = json.loads((claude.project / "procs.json").read_text())["data"]["unsupervised"]
