@@ -30,7 +30,7 @@ def cli(claude: ClaudeCLI, *args: str) -> subprocess.CompletedProcess[str]:
         env=claude.env("http://127.0.0.1:9"),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
 
 
@@ -51,7 +51,7 @@ def test_the_repo_is_a_valid_plugin_and_marketplace() -> None:
         [str(binary), "plugin", "validate", "--strict", str(ROOT)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "commands: corral:procs" in result.stdout
