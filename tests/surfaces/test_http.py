@@ -301,3 +301,13 @@ def test_the_daemon_removes_its_socket_files_on_sigterm(corral_home: Path) -> No
     assert all(f.exists() for f in files)
     _kill(pid)
     assert not any(f.exists() for f in files)
+
+
+def test_a_home_too_deep_for_a_unix_socket_fails_at_once_with_what_to_do(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    result = corral("daemon", "--ensure", env={**os.environ, "CORRAL_HOME": str(deep)})
+    assert result.returncode == 1
+    assert "the daemon could not start" in result.stderr
+    assert "set CORRAL_HOME to a shorter folder" in result.stderr
+    assert "did not answer" not in result.stderr  # not after the 15 s wait

@@ -98,6 +98,13 @@ def _bind_unix(path: Path) -> socket.socket:
     old = os.umask(0o177)
     try:
         sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        size = len(os.fsencode(path))
+        hint = ""
+        if size > 100:  # sun_path holds 104 (macOS) or 108 (Linux) bytes
+            hint = f" (its path is {size} bytes long: set CORRAL_HOME to a shorter folder)"
+        raise CorralError(f"cannot listen on {path}: {exc.strerror or exc}{hint}") from exc
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
@@ -166,7 +173,7 @@ def ensure(tcp: str | None = None, timeout: float = 15.0) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in MARKERS}
     log = os.open(paths.home() / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -182,8 +189,20 @@ def ensure(tcp: str | None = None, timeout: float = 15.0) -> dict[str, Any]:
         found = health()
         if found is not None:
             return found
+        if child.poll() not in (None, 0):  # 0: another daemon holds the lock; it will answer
+            raise CorralError(f"the daemon could not start: {_last_error()}")
         time.sleep(0.05)
     raise CorralError(f"the daemon did not answer within {timeout:g} s: see {log_name()}")
+
+
+def _last_error() -> str:
+    """The daemon's last words in its log (where its stderr goes)."""
+    try:
+        lines = log_name().read_text(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    last = lines[-1].strip() if lines else ""
+    return f"{last} (see {log_name()})" if last else f"see {log_name()}"
 
 
 def log_name() -> Path:
