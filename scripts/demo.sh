@@ -7,7 +7,8 @@ scripts/bootstrap.sh
 corral=".venv/bin/corral"
 # The demo keeps its state in a folder of its own, so your real jobs are not touched.
 export CORRAL_HOME="${CORRAL_HOME:-$(mktemp -d)/corral-demo}"
-port="${DEMO_PORT:-8765}"
+# a free loopback port (DEMO_PORT to choose one): a port something else holds would be refused
+port="${DEMO_PORT:-$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 
 step corral run -d -- python3 -m http.server "$port" --bind 127.0.0.1
