@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from corral import supervisor
-from corral.supervisor import command_digest, display_command
+from corral.lowlevel import redact
+from corral.lowlevel.redact import command_digest, display_command
+from tests.helpers import LAUNCHER as SUPERVISOR  # as corral starts it
 
-SUPERVISOR = Path(supervisor.__file__).resolve()
+REDACT = Path(redact.__file__).resolve()
 
 
 @dataclass(frozen=True)
@@ -493,14 +494,14 @@ def test_digest_is_of_the_raw_line_and_holds_nothing_readable() -> None:
 def test_plain_line_does_not_load_re() -> None:
     # The supervisor starts for every job: a line with no trigger must not import `re`.
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import supervisor; "
-        "line = 'npm run dev --port 3000'; assert supervisor.display_command(line) == line; "
-        "print('re' in sys.modules, end=' '); supervisor.display_command('x --token abc'); "
-        "print('re' in sys.modules, end=' '); supervisor.display_command('x --token \\'abc\\''); "
+        "import sys; sys.path.insert(0, sys.argv[1]); import redact; "
+        "line = 'npm run dev --port 3000'; assert redact.display_command(line) == line; "
+        "print('re' in sys.modules, end=' '); redact.display_command('x --token abc'); "
+        "print('re' in sys.modules, end=' '); redact.display_command('x --token \\'abc\\''); "
         "print('re' in sys.modules)"
     )
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code, str(SUPERVISOR.parent)],
+        [sys.executable, "-I", "-S", "-c", code, str(REDACT.parent)],
         capture_output=True,
         text=True,
         check=True,
@@ -514,7 +515,7 @@ def test_long_line_is_cut_between_words_and_shows_no_part_of_a_secret() -> None:
         line = "x" * pad + " " + AWS_AKIA + " --port 3000 " + "tail " * 900
         shown = display_command(line)
         assert shown.endswith("…")
-        assert len(shown) <= supervisor._SHOWN_MAX + 2
+        assert len(shown) <= redact._SHOWN_MAX + 2
         assert AWS_AKIA[:6] not in shown, pad
     assert display_command("echo " + "a" * 9000) == "echo …"
 
@@ -534,7 +535,7 @@ def test_pathological_lines_stay_fast(unit: str) -> None:
 
 def _full_path(line: str) -> str:
     """Every rule, with no prefilter in front."""
-    return supervisor._display_all_rules(line)
+    return redact._display_all_rules(line)
 
 
 # Characters and words that sit close to the rules: ASCII trigger words, characters that a
