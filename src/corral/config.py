@@ -76,3 +76,13 @@ def grace(data: dict[str, Any] | None = None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 600:
         return None
     return float(value)
+
+
+def log_max_bytes(data: dict[str, Any] | None = None) -> int:
+    """`[logs] max_bytes = N`: past this size the oldest half of a job's log is dropped
+    (default 8 MiB; at least 64 KiB)."""
+    section = (load() if data is None else data).get("logs")
+    value = section.get("max_bytes") if isinstance(section, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 65536:
+        return 8 * 1024 * 1024
+    return value

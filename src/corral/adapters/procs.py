@@ -67,6 +67,11 @@ def open_verified(identity: ProcessIdentity) -> Handle | None:
     return Handle(identity, fd)
 
 
+def has_exited(handle: Handle) -> bool:
+    """Whether the handle's process has exited (a zombie counts as exited)."""
+    return _exited(handle)
+
+
 def _exited(handle: Handle) -> bool:
     if handle.fd is not None:
         return bool(select.select([handle.fd], [], [], 0)[0])

@@ -62,8 +62,10 @@ def render(jobs: list[JobView]) -> None:
         table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
     for job in jobs:
         state = job.state if job.exit_code is None else f"{job.state} ({job.exit_code})"
+        if job.failed:
+            state = "killed" if job.signal else f"failed ({job.exit_code})"
         table.add_row(
-            job.id[:8],
+            f"{job.id[:8]} {job.name}" if job.name else job.id[:8],
             state,
             " ".join(f":{p}" for p in job.ports) or "-",
             human_age(job.age_seconds),

@@ -13,6 +13,9 @@ from corral.errors import EXIT_FAILURE, EXIT_INTERRUPT, EXIT_USAGE, CorralError
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("corral.cli.run", "run a command under corral's supervisor"),
     "ls": ("corral.cli.ls", "list jobs with ports, age, processes, CPU, memory"),
+    "logs": ("corral.cli.logs", "a job's output; -f follows it until the job ends"),
+    "restart": ("corral.cli.restart", "stop a job (verified) and start the same line again"),
+    "mcp": ("corral.cli.mcp", "serve corral's tools to an agent over MCP (stdio)"),
     "stop": ("corral.cli.stop", "stop jobs, checking every process's identity first"),
     "clean": ("corral.cli.clean", "forget finished jobs and records of dead supervisors"),
     "attach": ("corral.cli.attach", "open a tmux job's window (tmux backend)"),

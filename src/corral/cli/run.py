@@ -16,14 +16,15 @@ import argparse
 import os
 import shlex
 import sys
+from typing import Any
 
-from corral.errors import EXIT_FAILURE, UsageError
+from corral.errors import EXIT_FAILURE, CorralError, UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
-        "corral run [-d] [--force] [--session S] [--grace SECONDS] [--backend group|tmux] "
-        "[--json] (-c LINE | -- CMD ...)"
+        "corral run [-d [--ready SPEC] [--ready-timeout S]] [--name NAME] [--force] "
+        "[--session S] [--grace SECONDS] [--backend group|tmux] [--json] (-c LINE | -- CMD ...)"
     )
     parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
     parser.add_argument(
@@ -37,6 +38,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start it even if the same job already runs in this folder or its port is held "
         "(by default corral refuses and names what to reuse)",
+    )
+    parser.add_argument(
+        "--ready",
+        metavar="SPEC",
+        help="with -d: wait until the job is ready: port (any port it opens), port:N, "
+        "http://... (2xx/3xx), log:REGEX, or none (default: port for a known server, else "
+        "none: a 0.5 s check that it did not exit at once)",
+    )
+    parser.add_argument(
+        "--ready-timeout",
+        type=float,
+        metavar="S",
+        help="with -d: seconds to wait for readiness (default 30)",
+    )
+    parser.add_argument(
+        "--name", help="a name for the job, unique among this project's running jobs"
     )
     parser.add_argument("--session", help="the agent session that owns the job")
     parser.add_argument(
@@ -73,6 +90,14 @@ def main(args: argparse.Namespace) -> int:
         from corral import config
 
         backend = config.backend()
+    if not args.detached and (args.ready is not None or args.ready_timeout is not None):
+        raise UsageError("--ready and --ready-timeout go with -d")
+    if args.detached:
+        return _detached(line, args, session, backend)
+    if args.name is not None:
+        from corral.service.names import check_name, ensure_free
+
+        ensure_free(check_name(args.name), os.getcwd())
     admitted = runner.admit(line, cwd=os.getcwd(), force=args.force)
     if admitted.refusal is not None:
         return _refused(admitted.refusal, json_out=args.json and args.detached)
@@ -96,47 +121,90 @@ def main(args: argparse.Namespace) -> int:
             identity=admitted.identity,
             port=admitted.port,
             job_cwd=admitted.job_cwd,
+            name=args.name,
         )
         sys.stdout.flush()
         os.execv(argv[0], argv)
-    started = runner.start_detached(
+    return _detached(line, args, session, backend)
+
+
+def _detached(line: str, args: argparse.Namespace, session: str | None, backend: str) -> int:
+    from corral.service import starting
+    from corral.service.readiness import DEFAULT_TIMEOUT, parse_spec
+
+    spec = parse_spec(args.ready) if args.ready is not None else None
+    timeout = DEFAULT_TIMEOUT if args.ready_timeout is None else args.ready_timeout
+    if not 0 < timeout <= 3600:
+        raise UsageError("--ready-timeout takes seconds from 0 to 3600")
+    result = starting.start(
         line,
+        cwd=os.getcwd(),
         session=session,
+        name=args.name,
+        ready=spec,
+        ready_timeout=timeout,
+        force=args.force,
         grace=args.grace,
         backend=backend,
-        token=admitted.token,
-        identity=admitted.identity,
-        port=admitted.port,
-        job_cwd=admitted.job_cwd,
     )
+    if result.refusal is not None:
+        return _refused(result.refusal, json_out=args.json)
+    started = result.started
+    if started is None:  # not refused, so started: the service promises one or the other
+        raise CorralError("the job was neither started nor refused")
     if started.warning:
         print(started.warning, file=sys.stderr)
     if args.json:
         from corral.core.envelope import dumps
 
-        print(
-            dumps(
-                {
-                    "id": started.id,
-                    "pid": started.pid,
-                    "supervised": started.supervised,
-                    "log": str(started.log),
-                    "backend": started.backend,
-                    "tmux": started.tmux,
-                }
-            )
-        )
-    elif started.supervised:
+        print(dumps(result.to_json()))
+        return 0 if result.ok else EXIT_FAILURE
+    print_started(started)
+    if result.readiness is not None:
+        return report_readiness(started.id, result.readiness, started.log)
+    return 0
+
+
+def print_started(started: Any) -> None:
+    """What `corral run -d` says about a job it started."""
+    if started.supervised:
         short = started.id[:8]
         print(f"started job {short} (supervisor pid {started.pid})")
         print(f"  output: {started.log}")
         if started.tmux:
             session, _, window = started.tmux.partition(":")
             print(f"  watch: tmux attach -t {session}  (window {window}), or corral attach {short}")
-        print(f"  list: corral ls    stop: corral stop {short}")
+        print(f"  list: corral ls    logs: corral logs {short}    stop: corral stop {short}")
     else:
         print(f"started unsupervised (corral could not supervise it; see {started.log})")
-    return 0
+
+
+def report_readiness(job_id: str, readiness: Any, log: Any) -> int:
+    """`ready: URL` (exit 0), or why it is not ready and the last lines of its log (exit 1)."""
+    if readiness.ready:
+        if readiness.url:
+            print(f"ready: {readiness.url}")
+        elif readiness.ended:
+            print(f"finished: exited with code {readiness.exit_code}")
+        sys.stdout.flush()
+        return 0
+    short = job_id[:8]
+    sys.stdout.flush()
+    err = sys.stderr
+    if readiness.ended:
+        err.write(f"corral run: job {short} failed: {readiness.reason}\n")
+    else:
+        err.write(
+            f"corral run: job {short} is {readiness.reason} ({readiness.spec}); it is still "
+            f"running: `corral logs {short}`, `corral stop {short}`\n"
+        )
+    if readiness.tail:
+        err.write(f"last {len(readiness.tail)} line(s) of {log}:\n")
+        for text in readiness.tail:
+            err.write(f"  {text}\n")
+    else:
+        err.write("it wrote nothing\n")
+    return EXIT_FAILURE
 
 
 def _refused(refusal: str, *, json_out: bool) -> int:

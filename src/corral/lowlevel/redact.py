@@ -509,3 +509,11 @@ def command_digest(line: str) -> str:
         except ImportError:
             from hashlib import sha256  # type: ignore[assignment,unused-ignore]
     return str(sha256(line.encode("utf-8", "surrogateescape")).hexdigest())
+
+
+def redact_text(text: str) -> str:
+    """Any text handed to an agent (a job's log lines): secret-looking values hidden, the
+    rest (assignments too, with their secrets hidden) left as it is."""
+    if len(text) > _SHOWN_MAX:
+        text = _shorten(text)
+    return _redact(text, every_rule=not text.isascii())

@@ -16,12 +16,12 @@ from corral.adapters import ledger
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.adapters.ledger import JobRecord, supervisor_alive
 from corral.core.outcomes import JobState, StopResult
-from corral.errors import AmbiguousJob, JobNotFound
 from corral.lowlevel.record import LEDGER_VERSION, write_record
 
 log = logging.getLogger("corral.service")
 
 STOP_TIMEOUT = 12.0  # a job still running this long after its stop request stays `running`
+FAILED_SHOWN_FOR = 3600.0  # a job that failed stays in plain `ls` this long (or until clean)
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,15 @@ class JobView:
     backend: str = "group"
     tmux: str | None = None  # `session:window` of a tmux-backend job
     note: str | None = None
+    name: str | None = None
+    log: str | None = None  # where its output is kept (None: a pipe or terminal, not kept)
+    ended_at: float | None = None
+    signal: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Ended on its own with a non-zero code or by a signal (not stopped by request)."""
+        return self.state in ("exited", "killed") and bool(self.exit_code or self.signal)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -93,10 +102,17 @@ def list_jobs(
         if session is not None and record.session != session:
             continue
         state, note, extra = _observed_state(record)
-        if state.final and not include_finished:
+        if state.final and not include_finished and not _recent_failure(record, time.time()):
             continue
         observed.append((record, state, note, extra))
     live = {r.id: (r.pid, extra) for r, s, _, extra in observed if not s.final}
+    if live:
+        from corral.service import logs
+
+        for record, state, _, _ in observed:  # keep running jobs' logs under their cap
+            path = record.extra.get("log")
+            if not state.final and isinstance(path, str) and logs.is_own(path):
+                logs.trim(path)
     usage: dict[str, Any] = {}
     if live and measure:
         from corral.adapters import scan
@@ -126,23 +142,33 @@ def list_jobs(
                 backend=record.backend,
                 tmux=record.extra.get("tmux"),
                 note=note,
+                name=record.extra.get("name") or None,
+                log=record.extra.get("log") or None,
+                ended_at=record.ended_at,
+                signal=record.signal,
             )
         )
     return Listing(jobs, read.warnings)
 
 
+def _recent_failure(record: JobRecord, now: float) -> bool:
+    """A job that ended on its own with a non-zero code or by a signal less than an hour
+    ago: plain `ls` keeps showing it (a crash must not look like a clean exit)."""
+    return (
+        record.final
+        and record.stop_requested_at is None
+        and bool(record.exit_code or record.signal)
+        and record.ended_at is not None
+        and now - record.ended_at < FAILED_SHOWN_FOR
+    )
+
+
 def resolve(ref: str, records: Sequence[JobRecord] | None = None) -> JobRecord:
-    """The job whose id starts with `ref` (at least 4 characters)."""
+    """The job `ref` names: a job name, or a unique prefix of its id (4 characters or more)."""
+    from corral.service.names import resolve as by_name_or_prefix
+
     pool = list(records) if records is not None else ledger.read_all().records
-    ref = ref.strip().lower()
-    if len(ref) < 4:
-        raise JobNotFound(ref)
-    matches = [r for r in pool if r.id.startswith(ref)]
-    if not matches:
-        raise JobNotFound(ref)
-    if len(matches) > 1:
-        raise AmbiguousJob(ref, [r.id[:12] for r in matches])
-    return matches[0]
+    return by_name_or_prefix(ref, pool)
 
 
 # -- stopping -------------------------------------------------------------------------------
@@ -506,6 +532,9 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
     from corral.adapters import tmux
 
     tmux.remove_stale_private_dirs()  # left by tmux wrappers that were SIGKILLed
+    from corral.service import logs
+
     for job_id in forgotten:
         ledger.remove(job_id, ledger_path)
+        logs.remove(job_id)
     return CleanResult(forgotten, kept)

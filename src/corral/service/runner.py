@@ -79,6 +79,7 @@ def supervisor_argv(
     identity: str | None = None,
     port: int | None = None,
     job_cwd: str | None = None,
+    name: str | None = None,
 ) -> list[str]:
     """The absolute, isolated command that runs `line` under a supervisor."""
     argv = [sys.executable, "-I", "-S", str(LAUNCHER), "--job", token, f"--{mode}"]
@@ -93,6 +94,8 @@ def supervisor_argv(
         argv += ["--port", str(port)]
     if job_cwd:
         argv += ["--meta", f"job_cwd={job_cwd}"]
+    if name:
+        argv += ["--meta", f"name={name}"]
     return [*argv, "--", line]
 
 
@@ -118,6 +121,7 @@ def start_detached(
     identity: str | None = None,
     port: int | None = None,
     job_cwd: str | None = None,
+    name: str | None = None,
 ) -> Started:
     """Start `line` detached; its output goes to a log file (and, with the tmux backend, to
     its window). Returns once it is recorded. If the tmux backend cannot be used, the job
@@ -137,6 +141,7 @@ def start_detached(
         identity=identity,
         port=port,
         job_cwd=job_cwd,
+        name=name,
     )
     warning = None
     if backend == "tmux":

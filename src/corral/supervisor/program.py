@@ -201,6 +201,20 @@ def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:
     return env
 
 
+def stdout_log() -> str | None:
+    """Where the job's output goes when that is a regular file (a detached job's log, Claude
+    Code's task output file), so readers find it without a copy; None for a pipe or terminal."""
+    if not _PLATFORM_LINUX:
+        return None
+    try:
+        if os.fstat(1).st_mode & 0o170000 != 0o100000:  # S_IFREG, without importing stat
+            return None
+        path = os.readlink("/proc/self/fd/1")
+    except OSError:
+        return None
+    return path if path.startswith("/") and not path.endswith(" (deleted)") else None
+
+
 class Supervisor:
     def __init__(self, opts: dict[str, Any], inherited_hup: Any) -> None:
         self.opts = opts
@@ -309,6 +323,7 @@ class Supervisor:
             "identity": self.opts["identity"],
             "port": self.opts["port"],
             "shell": shell,
+            "log": stdout_log(),
             "parent_pid": os.getppid(),
             "grace": self.grace,
             "created_at": time.time(),

@@ -1,0 +1,87 @@
+"""Starting a detached job and waiting until it is ready: what `corral run -d`, `corral
+restart` and the MCP server's `job_start` share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from corral.service.readiness import DEFAULT_TIMEOUT, Readiness, ReadySpec, wait_ready
+from corral.service.runner import Started
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """A start: refused (nothing runs; `refusal` says what to reuse), or started, with how
+    the wait for readiness ended (None when it could not be supervised)."""
+
+    started: Started | None
+    refusal: str | None = None
+    readiness: Readiness | None = None
+    name: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.started is not None and (self.readiness is None or self.readiness.ready)
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.started
+        return {
+            "id": s.id if s else None,
+            "pid": s.pid if s else None,
+            "name": self.name,
+            "supervised": s.supervised if s else False,
+            "log": str(s.log) if s else None,
+            "backend": s.backend if s else None,
+            "tmux": s.tmux if s else None,
+            "refusal": self.refusal,
+            "ready": self.readiness.to_json() if self.readiness else None,
+        }
+
+
+def default_spec(port: int | None) -> ReadySpec:
+    """`port` for a line the long-runner table knows as a server (it has a port), else
+    `none` (a short check that the job did not exit at once)."""
+    return ReadySpec("port") if port is not None else ReadySpec("none")
+
+
+def start(
+    line: str,
+    *,
+    cwd: str,
+    session: str | None = None,
+    name: str | None = None,
+    ready: ReadySpec | None = None,
+    ready_timeout: float = DEFAULT_TIMEOUT,
+    force: bool = False,
+    grace: float | None = None,
+    backend: str = "group",
+) -> StartResult:
+    """Admit `line` as the hook would (refused duplicates name what to reuse), start it
+    detached in `cwd`, and wait until it is ready by `ready` (default: see default_spec).
+    A name must be free among the running jobs of `cwd`'s project (NameTaken otherwise)."""
+    from corral.service import runner
+    from corral.service.names import check_name, ensure_free
+
+    if name is not None:
+        ensure_free(check_name(name), cwd)
+    admitted = runner.admit(line, cwd=cwd, force=force)
+    if admitted.refusal is not None:
+        return StartResult(None, admitted.refusal, name=name)
+    started = runner.start_detached(
+        line,
+        session=session,
+        grace=grace,
+        cwd=cwd,
+        backend=backend,
+        token=admitted.token,
+        identity=admitted.identity,
+        port=admitted.port,
+        job_cwd=admitted.job_cwd,
+        name=name,
+    )
+    if not started.supervised:
+        return StartResult(started, name=name)
+    spec = ready or default_spec(admitted.port)
+    readiness = wait_ready(started.id, spec, timeout=ready_timeout, log=str(started.log))
+    return StartResult(started, readiness=readiness, name=name)
