@@ -99,3 +99,33 @@ def test_imports_point_inward() -> None:
 def test_package_init_files_stay_empty() -> None:
     for init in SRC.rglob("__init__.py"):
         assert init.read_text().strip() == "", init
+
+
+def test_only_the_mcp_surface_imports_the_mcp_sdk() -> None:
+    """`mcp` (and the anyio it brings) is for `corral mcp` alone: no other module imports
+    it, so no other command pays for it."""
+    for path in SRC.rglob("*.py"):
+        if path == SRC / "surfaces" / "mcp.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                root = name.split(".")[0]
+                assert root not in ("mcp", "anyio"), f"{path.relative_to(SRC)} imports {name}"
+
+
+def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
+    code = (
+        "import sys; from corral.cli import main;\n"
+        "for argv in (['ls'], ['logs', 'nosuchjob'], ['run', '-d', '-c', 'true']):\n"
+        "    main.main(argv)\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not {m.split(".")[0] for m in out} & {"mcp", "anyio"}

@@ -93,9 +93,14 @@ def _observed_state(record: JobRecord) -> tuple[JobState, str | None, list[int]]
 
 
 def list_jobs(
-    *, include_finished: bool = False, session: str | None = None, measure: bool = True
+    *,
+    include_finished: bool = False,
+    session: str | None = None,
+    measure: bool = True,
+    cpu_interval: float = 0.1,
 ) -> Listing:
-    """Jobs in the ledger with their live usage; finished ones only with include_finished."""
+    """Jobs in the ledger with their live usage; finished ones only with include_finished
+    (and those that failed within the hour). CPU % is measured over `cpu_interval` s."""
     read = ledger.read_all()
     observed = []
     for record in read.records:
@@ -117,7 +122,7 @@ def list_jobs(
     if live and measure:
         from corral.adapters import scan
 
-        usage = scan.usage(live)
+        usage = scan.usage(live, interval=cpu_interval)
     now = time.time()
     jobs = []
     for record, state, note, _ in observed:

@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from corral.adapters.ledger import JobRecord
 from corral.errors import AmbiguousJob, CorralError, JobNotFound, UsageError
@@ -92,3 +93,18 @@ def resolve(ref: str, records: Sequence[JobRecord], cwd: str | None = None) -> J
     if len(matches) > 1:
         raise AmbiguousJob(ref, [r.id[:12] for r in matches])
     return matches[0]
+
+
+def all_records() -> list[JobRecord]:
+    """Every readable job record (the ledger), oldest first: what references resolve in."""
+    from corral.adapters import ledger
+
+    return ledger.read_all().records
+
+
+def not_signalled(pid: int, started_at: str | None, why: str) -> Any:
+    """The outcome for a target a surface may not stop: gone, replaced, or `unproven`."""
+    from corral.adapters.identity import ProcessIdentity
+    from corral.service.jobs import unreached
+
+    return unreached(ProcessIdentity(pid, started_at or ""), why)

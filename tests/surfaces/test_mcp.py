@@ -1,0 +1,123 @@
+"""`corral mcp` over stdio, with the official SDK's client: real jobs, real processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.helpers import alive, corral_json, free_port
+
+TOOLS = {"jobs_list", "job_start", "job_logs", "job_stop", "job_restart", "line_explain"}
+
+
+def _params(home: Path, cwd: Path, session: str | None = "s-mcp") -> StdioServerParameters:
+    env = {
+        "CORRAL_HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "SHELL": "/bin/bash",
+        "HOME": str(cwd),
+    }
+    if session:
+        env["CORRAL_SESSION"] = session
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "corral", "mcp"], env=env, cwd=str(cwd)
+    )
+
+
+def _serve(params: StdioServerParameters, body: Callable[[Any], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            await body(client)
+
+    anyio.run(main)
+
+
+async def _call(client: Any, tool: str, **arguments: Any) -> tuple[Any, str]:
+    result = await client.call_tool(tool, arguments)
+    envelope = result.structured_content
+    assert envelope["schema"] == 1, envelope
+    return envelope, result.content[0].text
+
+
+def test_start_list_logs_stop_over_stdio(corral_home: Path, tmp_path: Path) -> None:
+    port = free_port()
+    line = (
+        f"echo token=abc123secretvalue; echo starting; "
+        f"{sys.executable} -m http.server {port} --bind 127.0.0.1"
+    )
+
+    async def body(client: Any) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        assert tools["jobs_list"].annotations.read_only_hint is True
+        assert tools["job_stop"].annotations.destructive_hint is True
+        assert tools["job_stop"].annotations.idempotent_hint is True
+        started, text = await _call(client, "job_start", line=line, name="web")
+        job = started["data"]
+        assert job["ready"]["url"] == f"http://localhost:{port}", started
+        assert f"ready: http://localhost:{port}" in text
+        again, text = await _call(client, "job_start", line=line)
+        assert again["errors"] and "refused" in text and str(port) in text
+        listed, _ = await _call(client, "jobs_list", scope="session")
+        rows = listed["data"]["jobs"]
+        assert [(r["id"], r["name"], r["ports"]) for r in rows] == [(job["id"], "web", [port])]
+        logs, text = await _call(client, "job_logs", job="web")
+        texts = [line["text"] for line in logs["data"]["lines"]]
+        assert "starting" in texts and "abc123secretvalue" not in text
+        assert not any("abc123secretvalue" in t for t in texts)
+        cursor = logs["data"]["cursor"]
+        newer, _ = await _call(client, "job_logs", job="web", after=cursor)
+        assert newer["data"]["lines"] == [] and newer["data"]["cursor"] == cursor
+        stopped, text = await _call(client, "job_stop", jobs=["web"])
+        assert [t["result"] for t in stopped["data"][0]["targets"]] == ["terminated"], stopped
+        assert not alive(job["pid"])
+        after, _ = await _call(client, "jobs_list", scope="all")
+        assert after["data"]["jobs"] == []
+
+    _serve(_params(corral_home, tmp_path), body)
+
+
+def test_another_sessions_job_is_not_stopped(corral_home: Path, tmp_path: Path) -> None:
+    other = corral_json("run", "-d", "--session", "someone-else", "-c", "sleep 60")["data"]
+
+    async def body(client: Any) -> None:
+        stopped, _ = await _call(client, "job_stop", jobs=[other["id"][:8]])
+        target = stopped["data"][0]["targets"][0]
+        assert target["result"] == "unproven" and "not a job of this session" in target["detail"]
+        by_identity, _ = await _call(
+            client, "job_stop", pid=other["pid"], started_at=_started_at(other["pid"])
+        )
+        assert by_identity["data"][0]["targets"][0]["result"] == "unproven"
+        restarted, _ = await _call(client, "job_restart", job=other["id"][:8])
+        assert restarted["errors"] == ["refused"]
+
+    _serve(_params(corral_home, tmp_path), body)
+    assert alive(other["pid"])
+    corral_json("stop", other["id"])
+
+
+def _started_at(pid: int) -> str:
+    job = next(j for j in corral_json("ls")["data"] if j["pid"] == pid)
+    return str(job["started_at"])
+
+
+def test_restart_and_explain_over_stdio(corral_home: Path, tmp_path: Path) -> None:
+    async def body(client: Any) -> None:
+        first, _ = await _call(client, "job_start", line="echo hello; sleep 60", name="sl")
+        restarted, text = await _call(client, "job_restart", job="sl")
+        new = restarted["data"]["start"]
+        assert new["name"] == "sl" and new["id"] != first["data"]["id"], restarted
+        assert text.startswith(f"restarted as {new['id'][:8]}")
+        assert not alive(first["data"]["pid"]) and alive(new["pid"])
+        explained, text = await _call(client, "line_explain", line="npm run dev")
+        assert explained["data"]["readable"] is True and text.startswith("supervised")
+        await _call(client, "job_stop", jobs=["sl"])
+
+    _serve(_params(corral_home, tmp_path), body)
