@@ -146,6 +146,8 @@ def _parse(argv: list[str]) -> dict[str, Any]:
                 if not (text.isascii() and text.isdigit()):
                     raise ValueError(f"--{key.replace('_', '-')} takes a number, not {text!r}")
                 opts[key] = _decimal(text.encode())
+        if opts["port"] is not None and opts["port"] > 65535:  # readers refuse such a record
+            raise ValueError(f"--port takes a port number, not {opts['port']}")
     except ValueError as exc:
         raise _Usage(str(exc)) from None
     if not 0 <= opts["grace"] <= 3600:
