@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -245,6 +246,9 @@ _FULL_WALK_EVERY = 600.0
 
 
 _SAVED_AT = -float("inf")  # when the file was last written (time.monotonic)
+# The daemon lists (its refresh) and stops (a terminate takes a snapshot) in two threads at
+# once: one walk at a time reads and replaces the memory above and writes the file.
+_OWNERS_LOCK = threading.Lock()
 
 
 def _shape(owners: dict[int, _net.Owner | _net.Unseen]) -> dict[int, object]:
@@ -261,12 +265,19 @@ def forget_owners(*, persisted: bool = False) -> None:
     file, as a new process does (the benchmark's cold snapshot); with `persisted`, from
     nothing, as the first run ever does."""
     global _OWNERS, _SAVED
-    _OWNERS, _SAVED = None, {}
-    if persisted:
-        try:
-            os.unlink(_owners_file())
-        except OSError:
-            pass
+    with _OWNERS_LOCK:
+        _OWNERS, _SAVED = None, {}
+        if persisted:
+            try:
+                os.unlink(_owners_file())
+            except OSError:
+                pass
+
+
+def remembered_owners(*, saved: bool = False) -> dict[int, _net.Owner | _net.Unseen]:
+    """A copy of the sockets' owners this process knows (`saved`: as it last wrote them)."""
+    with _OWNERS_LOCK:
+        return dict(_SAVED if saved else (_OWNERS or {}))
 
 
 def _remembered() -> dict[int, _net.Owner | _net.Unseen]:
@@ -372,7 +383,8 @@ def take(*, previous: Snapshot | None = None) -> Snapshot:
         procs = _linux_table(os.listdir("/proc"))
         # owners are most likely young processes: corral's jobs, not the machine's old daemons
         youngest = sorted(procs.values(), key=lambda proc: -proc.start)
-        ports = _OwnerWalk().result(youngest, listed_at)
+        with _OWNERS_LOCK:
+            ports = _OwnerWalk().result(youngest, listed_at)
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}

@@ -78,6 +78,7 @@ def observe(previous: scan.Snapshot | None = None, *, remember: bool = True) -> 
 
 SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
 _SAVED: tuple[object, float] | None = None  # what this process stored last, and when
+_SAVED_LOCK = threading.Lock()  # the daemon's refresh and a terminate observe in two threads
 
 
 def _save(
@@ -94,11 +95,12 @@ def _save(
         frozenset(seen),
         frozenset((s, i) for s, ids in agents.items() for i in ids),
     )
-    now = time.monotonic()
-    if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
-        return
-    observations.save(seen, agents, alive)
-    _SAVED = (key, now)
+    with _SAVED_LOCK:
+        now = time.monotonic()
+        if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
+            return
+        observations.save(seen, agents, alive)
+        _SAVED = (key, now)
 
 
 # -- listing ----------------------------------------------------------------------------------
