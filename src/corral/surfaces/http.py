@@ -128,6 +128,8 @@ async def _body(request: Request) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest("body is JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise BadRequest("body must be a JSON object")
     return data
@@ -302,6 +304,7 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_exception_handler(404, _not_found)
     app.add_exception_handler(405, _not_allowed)
+    app.add_exception_handler(Exception, _internal_error)
     app.add_middleware(_Bearer, token=token)
     return app
 
@@ -312,6 +315,11 @@ async def _not_found(request: Request, exc: Exception) -> JSONResponse:
 
 async def _not_allowed(request: Request, exc: Exception) -> JSONResponse:
     return _reply(None, [f"{request.method} is not allowed on {request.url.path}"], 405)
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    # still an envelope; the traceback goes to the daemon's (rate-limited) log
+    return _reply(None, [f"internal error ({type(exc).__name__}): see the daemon's log"], 500)
 
 
 class _Bearer:
@@ -329,7 +337,9 @@ class _Bearer:
                     given = value.decode("latin-1")
             expected = f"Bearer {self.token}" if self.token else None
             if expected is None or not hmac.compare_digest(given.encode(), expected.encode()):
+                # before anything reads the body, and the connection is not kept for it
                 response = _reply(None, ["missing or wrong bearer token"], 401)
+                response.headers["connection"] = "close"
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
