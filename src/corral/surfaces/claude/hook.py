@@ -78,7 +78,7 @@ def parse(text: str) -> "Any":
 
 def rewritten_by_corral(command: str) -> bool:
     """The command already runs one of corral's programs (a line the hook rewrote)."""
-    from corral import locations
+    from corral.lowlevel import locations
 
     programs = (locations.LAUNCHER, locations.SUPERVISOR, locations.TMUX_WRAPPER)
     return any(program in command for program in programs)
@@ -192,7 +192,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         tool_input = payload.get("tool_input")
         if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
             return None
-        from corral import locations
+        from corral.lowlevel import locations
 
         background = tool_input.get("run_in_background") is True
         extra = extra_words(home, locations.config_path())
@@ -226,7 +226,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
 def main(argv: list[str]) -> int:
     if sys.path[:1] != [package_root()]:
         sys.path.insert(0, package_root())
-    from corral import locations
+    from corral.lowlevel import locations
 
     home = locations.home_dir()
     if len(argv) != 1 or argv[0] not in EVENTS:
