@@ -11,9 +11,10 @@ import threading
 import uuid
 from pathlib import Path
 
-from corral import supervisor
-from corral.adapters import listeners, scan
+from corral.adapters import scan
 from corral.adapters.identity import identity_of
+from corral.lowlevel import sockets as listeners
+from corral.lowlevel.procfs import boot_id
 from corral.service import sessions
 from tests.helpers import wait_for
 
@@ -21,7 +22,7 @@ from tests.helpers import wait_for
 def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_home: Path) -> None:
     session = f"race-{uuid.uuid4().hex[:8]}"
     path = corral_home / listeners.OWNERS_FILE
-    boot = supervisor.boot_id()
+    boot = boot_id()
     errors: list[BaseException] = []
     stop = threading.Event()
 
