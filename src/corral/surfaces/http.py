@@ -32,6 +32,7 @@ MAX_TARGETS = 1000
 REFRESH = 5.0  # the warm snapshot's period while clients are around
 IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
 CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
+WHOLE_EVERY = 60.0  # a periodic refresh reads every process again at least this often
 
 
 class BadRequest(Exception):
@@ -47,24 +48,37 @@ def _reply(data: Any, errors: list[str] | None = None, status: int = 200) -> JSO
 class Warm:
     """The last snapshot: fresh at once when a list is asked for, then every IN_FLIGHT_REFRESH
     seconds while a tool call is in flight (the hooks report them), every REFRESH seconds while
-    clients are around, and never otherwise: no wake-ups at all when nobody asks."""
+    clients are around, and never otherwise: no wake-ups at all when nobody asks.
+
+    A request gets a whole snapshot. A periodic refresh reads only what changed since the last
+    one (`sessions.refresh`: new processes, a changed ledger), and everything again at least
+    every WHOLE_EVERY seconds."""
 
     def __init__(self) -> None:
         self.observed: sessions.Observed | None = None
         self.last_client = -CLIENT_WINDOW
         self.last_taken = -REFRESH
+        self.last_whole = -WHOLE_EVERY
         self.snapshots = 0
+        self.incremental = 0  # of the snapshots, those that read only what changed
         self.in_flight = activity.in_flight()
         self.wake = asyncio.Event()
         self.lock = asyncio.Lock()
 
-    async def _refresh(self, min_age: float = 0.0) -> sessions.Observed | None:
+    async def _refresh(self, min_age: float = 0.0, whole: bool = True) -> sessions.Observed | None:
         async with self.lock:
-            if self.observed and time.monotonic() - self.last_taken < min_age:
+            now = time.monotonic()
+            if self.observed and now - self.last_taken < min_age:
                 return self.observed  # taken for a request while this one waited
-            previous = self.observed.snapshot if self.observed else None
+            previous = self.observed
             try:
-                self.observed = await asyncio.to_thread(sessions.observe, previous)
+                if whole or previous is None or now - self.last_whole >= WHOLE_EVERY:
+                    before = previous.snapshot if previous else None
+                    self.observed = await asyncio.to_thread(sessions.observe, before)
+                    self.last_whole = now
+                else:
+                    self.observed = await asyncio.to_thread(sessions.refresh, previous)
+                    self.incremental += 1
                 self.snapshots += 1
             finally:
                 self.last_taken = time.monotonic()  # a failed one waits its period too
@@ -107,7 +121,7 @@ class Warm:
                     pass
                 continue  # look again: a request may have refreshed it, or a call ended
             try:
-                await self._refresh(min_age=period / 2)
+                await self._refresh(min_age=period / 2, whole=False)
             except Exception:  # the next request or period tries again
                 log.exception("the warm snapshot could not be taken")
 
@@ -219,6 +233,7 @@ def create_app(
                 "socket": str(socket_path) if socket_path else None,
                 "events_socket": events.path if events else None,
                 "snapshots_taken": warm.snapshots,
+                "snapshots_incremental": warm.incremental,
                 "tool_calls_in_flight": warm.in_flight.count(time.monotonic()),
                 "tool_call_reports": events.received if events else 0,
                 "tool_call_reports_ignored": events.ignored if events else 0,
