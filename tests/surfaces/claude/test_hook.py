@@ -303,3 +303,49 @@ def test_a_job_that_changes_folder_first_is_refused_when_asked_again(tmp_path: P
     finally:
         stop_all()
         shell.wait(timeout=20)
+
+
+def _start_wrapped(line: str, tmp_path: Path) -> tuple[str, subprocess.Popen[bytes]]:
+    """What Claude Code does with a background Bash call: the hook rewrites it, the shell
+    runs it with its output in a task file."""
+    wrapped = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+    command: str = wrapped["updatedInput"]["command"]
+    out = open(tmp_path / "task-output.txt", "wb")  # noqa: SIM115 - the shell holds it
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=out, stderr=out)
+    out.close()
+    return command, shell
+
+
+def _post(command: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    data = {
+        **payload(command, tmp_path, run_in_background=True),
+        "hook_event_name": "PostToolUse",
+        "tool_response": {"backgroundTaskId": "b3", "stdout": "", "stderr": ""},
+    }
+    return run_hook("post-tool-use", data)
+
+
+def test_post_tool_use_tells_the_model_the_url_of_a_wrapped_server(tmp_path: Path) -> None:
+    port = free_port()
+    command, shell = _start_wrapped(f"python3 -m http.server {port} --bind 127.0.0.1", tmp_path)
+    try:
+        out = answer(_post(command, tmp_path))
+        assert out["hookEventName"] == "PostToolUse"
+        assert f"is ready at http://localhost:{port}" in out["additionalContext"]
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def test_post_tool_use_reports_a_server_that_crashed_at_start(tmp_path: Path) -> None:
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1 --no-such-flag"
+    command, shell = _start_wrapped(line, tmp_path)
+    try:
+        out = answer(_post(command, tmp_path))
+        text = out["additionalContext"]
+        assert "is NOT running: it exited with code 2 right after it started" in text
+        assert "unrecognized arguments: --no-such-flag" in text
+    finally:
+        stop_all()
+        shell.wait(timeout=20)

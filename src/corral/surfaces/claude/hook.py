@@ -211,7 +211,13 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         tool_input = payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
         if isinstance(command, str) and rewritten_by_corral(command):
-            return None  # corral's own job: its supervisor already records it
+            if not response.get("backgroundTaskId"):
+                return None  # corral's own job: its supervisor already records it
+            _site()
+            _pin_home(home)
+            from corral.surfaces.claude import started
+
+            return started.answer(command)  # its URL once known, or how it crashed
     _site()
     _pin_home(home)
     from corral.surfaces.claude import events
