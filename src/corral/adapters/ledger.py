@@ -74,6 +74,12 @@ class BadRecord(NamedTuple):
     reason: str
 
 
+# Records already read, by path, with the (inode, mtime, size) they were read at: a
+# long-lived reader (the daemon, `corral mcp`) parses only the files that changed. A record
+# is replaced by a rename, so a changed record is a new inode.
+_READ: dict[str, tuple[tuple[int, int, int], JobRecord]] = {}
+
+
 def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
     """Every readable record in the ledger folder, oldest first, plus warnings for the rest."""
     folder = paths.ledger_dir() if ledger is None else os.fspath(ledger)
@@ -85,11 +91,22 @@ def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n != ".json")
     except FileNotFoundError:
         return LedgerRead([], [])
+    if len(_READ) > 4 * len(names) + 64:
+        _READ.clear()  # forget files that are gone
     for name in names:
+        path = os.path.join(folder, name)
         try:
-            with open(os.path.join(folder, name), "rb") as f:
+            seen = os.stat(path)
+            key = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
+            known = _READ.get(path)
+            if known is not None and known[0] == key:
+                records.append(known[1])
+                continue
+            with open(path, "rb") as f:
                 data = json.loads(f.read())
-            records.append(JobRecord.from_json(data, name))
+            record = JobRecord.from_json(data, name)
+            records.append(record)
+            _READ[path] = (key, record)
         except FileNotFoundError:
             continue  # removed while we read: a clean in another process
         except (OSError, ValueError, RecursionError) as exc:
