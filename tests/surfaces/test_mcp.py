@@ -88,6 +88,10 @@ def test_another_sessions_job_is_not_stopped(corral_home: Path, tmp_path: Path) 
     other = corral_json("run", "-d", "--session", "someone-else", "-c", "sleep 60")["data"]
 
     async def body(client: Any) -> None:
+        mine, _ = await _call(client, "jobs_list", scope="session", processes=True)
+        assert mine["data"]["jobs"] == [] and mine["data"]["processes"] == []
+        everyone, _ = await _call(client, "jobs_list", scope="all")
+        assert [j["id"] for j in everyone["data"]["jobs"]] == [other["id"]]
         stopped, _ = await _call(client, "job_stop", jobs=[other["id"][:8]])
         target = stopped["data"][0]["targets"][0]
         assert target["result"] == "unproven" and "not a job of this session" in target["detail"]
