@@ -120,3 +120,12 @@ def test_clean_removes_the_log(corral_home: Path) -> None:
 def test_unknown_job() -> None:
     result = corral("logs", "nosuchjob")
     assert result.returncode == 1 and "no job matches" in result.stderr
+
+
+def test_logs_show_the_jobs_own_bytes(corral_home: Path) -> None:
+    job = _start("printf 'caf\\xe9\\r\\nok\\n'; exit 1")
+    raw = subprocess.run(
+        [sys.executable, "-m", "corral", "logs", job], capture_output=True, check=True
+    ).stdout
+    assert raw == b"caf\xe9\r\nok\n"
+    assert _texts(_read(job)) == ["caf\ufffd\r", "ok"]

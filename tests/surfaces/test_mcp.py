@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,16 @@ from tests.helpers import alive, corral_json, free_port
 TOOLS = {"jobs_list", "job_start", "job_logs", "job_stop", "job_restart", "line_explain"}
 
 
-def _params(home: Path, cwd: Path, session: str | None = "s-mcp") -> StdioServerParameters:
+def _params(home: Path, cwd: Path, session: str | None = None) -> StdioServerParameters:
+    """The server's start; a session of its own (tests in parallel must not share one)."""
+    session = session or f"s-mcp-{uuid.uuid4().hex[:8]}"
     env = {
         "CORRAL_HOME": str(home),
         "PATH": os.environ["PATH"],
         "SHELL": "/bin/bash",
         "HOME": str(cwd),
     }
-    if session:
-        env["CORRAL_SESSION"] = session
+    env["CORRAL_SESSION"] = session
     return StdioServerParameters(
         command=sys.executable, args=["-m", "corral", "mcp"], env=env, cwd=str(cwd)
     )

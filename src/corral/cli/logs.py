@@ -68,7 +68,7 @@ def _emit(got: LogRead, as_json: bool) -> None:
 
         for line in got.lines:
             out.write(json.dumps(line.to_json(), ensure_ascii=False) + "\n")
-    else:
-        for line in got.lines:
-            out.write(line.text + "\n")
+    else:  # the job's own bytes, to the person who asked
+        out.flush()
+        out.buffer.write(b"".join(line.raw() for line in got.lines))
     out.flush()

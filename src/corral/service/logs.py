@@ -38,7 +38,11 @@ class LogLine:
     text: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"cursor": self.cursor, "text": self.text}
+        shown = self.text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return {"cursor": self.cursor, "text": shown}
+
+    def raw(self) -> bytes:
+        return self.text.encode("utf-8", "surrogateescape") + b"\n"
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,9 @@ def _lines(data: bytes, start: int) -> Iterator[LogLine]:
     while at < len(data):
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end + 1
-        text = data[at:end].rstrip(b"\n").decode("utf-8", "replace")
-        yield LogLine(start + end, text.rstrip("\r"))
+        # the job's own bytes (undecodable ones kept as surrogates; JSON shows U+FFFD)
+        text = data[at:end].removesuffix(b"\n").decode("utf-8", "surrogateescape")
+        yield LogLine(start + end, text)
         at = end
 
 
