@@ -109,6 +109,7 @@ def main(args: argparse.Namespace) -> int:
         options += ["--identity", admitted.identity] if admitted.identity else []
         options += ["--port", str(admitted.port)] if admitted.port is not None else []
         options += ["--meta", f"job_cwd={admitted.job_cwd}"] if admitted.job_cwd else []
+        options += ["--meta", f"name={args.name}"] if args.name else []
         argv = tmux_wrapper.wrapper_argv(line, token=admitted.token, options=options)
         sys.stdout.flush()
         os.execv(argv[0], argv)
