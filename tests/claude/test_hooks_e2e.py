@@ -234,3 +234,23 @@ def test_background_command_corral_could_not_read_is_listed_and_stopped_by_ident
     assert '"terminated"' in stopped, run.explain()
     for row in sleeps:
         assert not alive(row["pid"])
+
+
+def test_the_model_is_told_the_url_of_a_background_server_and_its_log_is_kept(
+    claude: ClaudeCLI, corral_home: Path
+) -> None:
+    install(claude)
+    port = free_port()
+    script: list[Turn] = [
+        bash(f"python3 -m http.server {port} --bind 127.0.0.1", background=True),
+        bash("corral stop --all --json"),
+        Text("stopped"),
+        Text("noted"),  # the background task's notification
+    ]
+    run = claude.run("start the server", script, timeout=180)
+    assert run.returncode == 0, run.explain()
+    told = [json.dumps(r.body) for r in run.api.main_requests()]
+    assert any(f"is ready at http://localhost:{port}" in body for body in told), run.explain()
+    [job] = records(corral_home)
+    assert job["log"] and Path(job["log"]).is_file()  # Claude Code's task output file
+    assert corral("logs", job["id"][:8]).returncode == 0
