@@ -35,12 +35,12 @@ def context(decision: Decision) -> str:
 
 def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> str | None:
     """The PreToolUse output for a candidate line, or None to let it run as written."""
+    from corral.lowlevel import locations
     from corral.service import claude
     from corral.service.admission import admit
-    from corral.surfaces.claude import hook
 
     line: str = tool_input["command"]
-    if hook.rewritten_by_corral(line):  # never wrapped twice
+    if locations.runs_corral_program(line):  # never wrapped twice
         return None
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
