@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 import psutil
 
 from corral import paths
-from corral.adapters import identity
-from corral.adapters.identity import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME
+from corral.lowlevel import procfs
 from corral.lowlevel import sockets as _net
-from corral.lowlevel.procfs import boot_id
+from corral.lowlevel.procfs import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME, boot_id
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
@@ -146,7 +145,7 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
             continue
         finally:
             os.close(fd)
-        fields = identity.stat_fields(stat)
+        fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
             continue  # a zombie holds no resources and cannot be stopped
         try:
@@ -171,7 +170,7 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
             pgid=int(fields[PGRP]),
             sid=int(fields[SESSION]),
             uid=uid,
-            name=stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace"),
+            name=procfs.stat_name(stat),
             started_at=f"{boot_id}:{ticks}",
             start=ticks / hz,
             created=boot_time + ticks / hz,
@@ -224,7 +223,7 @@ def _cpu_time(pid: int) -> float | None:
         except _GONE:
             return None
         return float(t.user + t.system)
-    fields = identity.read_stat(pid)
+    fields = procfs.read_stat(pid)
     if fields is None:
         return None
     return (int(fields[UTIME]) + int(fields[STIME])) / _boot()[2]

@@ -39,7 +39,7 @@ import sys
 import time
 
 from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supervisor_argv
-from corral.lowlevel.procfs import _decimal, _proc_stat, self_identity, start_ticks
+from corral.lowlevel.procfs import _decimal, process_table, self_identity, start_ticks
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
 
@@ -372,13 +372,7 @@ class Supervisor:
 
     def _descendants(self) -> dict[int, tuple[int, int, int]]:
         """Linux: every live descendant of ours and every member of our group."""
-        table: dict[int, tuple[int, int, int]] = {}
-        for name in os.listdir(b"/proc"):
-            if name.isdigit():
-                pid = _decimal(name)
-                info = _proc_stat(pid)
-                if info is not None:
-                    table[pid] = info
+        table = process_table() or {}
         children: dict[int, list[int]] = {}
         for pid, (ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)

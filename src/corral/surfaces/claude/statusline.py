@@ -122,41 +122,12 @@ def records(ledger: str) -> "list[dict[str, Any]]":
 # -- processes ----------------------------------------------------------------------------
 
 
-def process_table() -> dict[int, tuple[int, str]] | None:
-    """pid -> (ppid, start ticks as text) of every live Linux process; None without /proc."""
-    import posix
+def supervisor_alive(record: "dict[str, Any]") -> bool:
+    """The record's supervisor runs: same pid and start time (boot id and ticks)."""
+    from corral.lowlevel import procfs
 
-    try:
-        entries = posix.listdir("/proc")
-    except OSError:
-        return None
-    table = {}
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = _read_file(f"/proc/{entry}/stat")
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2 :].split(maxsplit=20)
-        if fields[0] != b"Z":
-            table[int(entry)] = (int(fields[1]), fields[19].decode())
-    return table
-
-
-def _boot_id() -> str:
-    try:
-        return _read_file("/proc/sys/kernel/random/boot_id").decode().strip()
-    except OSError:
-        return "noboot"
-
-
-def supervisor_alive(
-    record: "dict[str, Any]", table: dict[int, tuple[int, str]] | None, boot: str = ""
-) -> bool:
-    """The record's supervisor runs: same pid and start time (`boot` id and ticks)."""
     pid = record["pid"]
-    if table is None:  # no /proc (macOS): the pid alone, good enough for a display
+    if not procfs.LINUX:  # no /proc (macOS): the pid alone, good enough for a display
         import posix
 
         try:
@@ -166,27 +137,11 @@ def supervisor_alive(
         except PermissionError:
             return True
         return True
-    entry = table.get(pid)
-    if entry is None:
+    info = procfs.proc_stat(pid)
+    if info is None:
         return False
     started = record.get("started_at")
-    return not isinstance(started, str) or started == f"{boot or _boot_id()}:{entry[1]}"
-
-
-def children_of(table: dict[int, tuple[int, str]]) -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    return children
-
-
-def descendants(root: int, children: dict[int, list[int]]) -> list[int]:
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child)
-    return found
+    return not isinstance(started, str) or started == f"{procfs.boot_id()}:{info[2]}"
 
 
 # -- listening sockets --------------------------------------------------------------------
@@ -295,26 +250,22 @@ def ports_of(pids: list[int], sockets: dict[int, int]) -> set[int]:
 
 def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     """The status line text for `folder` (None: no job runs there)."""
+    from corral.lowlevel import procfs
     from corral.lowlevel.record import STATES_FINAL
 
-    table = process_table()
-    boot = _boot_id() if table is not None else ""
     jobs = [
         r
         for r in records(ledger)
-        if r["state"] not in STATES_FINAL
-        and isinstance(r.get("cwd"), str)
-        and inside(r["cwd"], folder)
-        and supervisor_alive(r, table, boot)
+        if r["state"] not in STATES_FINAL and inside(r["cwd"], folder) and supervisor_alive(r)
     ]
     if not jobs:
         return None
-    ports = {r["port"] for r in jobs if isinstance(r.get("port"), int) and r["port"] > 0}
-    if table is not None:
+    ports = {r["port"] for r in jobs if r.get("port")}
+    if procfs.LINUX:
         sockets = listening()
         if sockets:
-            children = children_of(table)
-            members = [pid for r in jobs for pid in descendants(r["pid"], children)]
+            # the jobs' processes, from the kernel's children lists: no walk over /proc
+            members = [pid for r in jobs for pid in procfs.descendants(r["pid"])]
             ports |= ports_of(members, sockets)
     parts = [f"⚙ {len(jobs)} running"]
     if ports:
