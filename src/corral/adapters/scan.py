@@ -20,6 +20,7 @@ from corral import paths
 from corral.lowlevel import procfs
 from corral.lowlevel import sockets as _net
 from corral.lowlevel.procfs import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME, boot_id
+from corral.lowlevel.sockets import Listener  # the one listener type
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
@@ -45,15 +46,6 @@ class Proc:
     rss: int
     markers: Mapping[str, str]  # only MARKERS; None of the rest of the environment
     environ_readable: bool
-
-
-@dataclass(frozen=True)
-class Listener:
-    port: int
-    proto: str  # "tcp" or "udp"
-    family: str  # "ipv4" or "ipv6"
-    address: str
-    pid: int | None  # None: the socket's owner is not visible to us
 
 
 @dataclass(frozen=True)
