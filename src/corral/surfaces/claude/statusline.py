@@ -57,15 +57,18 @@ def command(hint: str = "/procs", then: str | None = None) -> list[str]:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _read_all(fd: int) -> bytes:
+def _read_all(fd: int, size: int = 1 << 20) -> bytes:
+    """Everything left in `fd`; a file known to be shorter than `size` costs one read."""
     import posix
 
     chunks: list[bytes] = []
     while True:
-        chunk = posix.read(fd, 1 << 20)
+        chunk = posix.read(fd, size)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+        if len(chunk) < size < 1 << 20:
+            return b"".join(chunks)  # a regular file: a short read is its end
 
 
 def _read_file(path: str) -> bytes:
@@ -73,7 +76,7 @@ def _read_file(path: str) -> bytes:
 
     fd = posix.open(path, posix.O_RDONLY)
     try:
-        return _read_all(fd)
+        return _read_all(fd, 1 << 16)  # a ledger record (a regular file): one read
     finally:
         posix.close(fd)
 
