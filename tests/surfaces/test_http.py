@@ -266,6 +266,8 @@ def test_a_tool_call_in_flight_keeps_the_snapshot_fresh_without_requests(
     wait_for(lambda: health()["snapshots_taken"] >= idle["snapshots_taken"] + 3, what="refresh")
     busy = health()
     assert busy["tool_calls_in_flight"] == 1 and busy["tool_call_reports"] == 1
+    # those refreshes read only what changed since the one before
+    assert busy["snapshots_incremental"] >= 2
     activity.tool_call(str(corral_home), "end", "s-1", "toolu_1")
     wait_for(lambda: health()["tool_calls_in_flight"] == 0, what="the end counted")
     settled = health()["snapshots_taken"]

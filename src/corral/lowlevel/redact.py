@@ -60,6 +60,24 @@ _RULE_TRIGGERS = (
     "curl -u :",  # -u, -U, --user, --proxy-user (lowered)
     "http|xh -a :",
     "secret set -b",
+    "zip -p",
+    "7z -p",
+    "htpasswd -",
+    "lftp -u",
+    "% -u|--user",
+    "az login -p",
+    "ldap -w",
+    "sqlcmd|bcp|osql|isql -p",
+    "mongo -p",
+    "openssl -k",
+    "ssh-keygen -n|-p",
+    "ssh-keygen -n|-p",  # twice: `-P OLD -N NEW` (each pass hides the first value left)
+    "mysqladmin password",
+    "redis-cli auth",
+    "\"|' : S",  # "password": "value" in JSON or a dictionary
+    "password|identified '|\"|$$",  # SQL's PASSWORD '…', IDENTIFIED BY '…', SET PASSWORD = '…'
+    "machine|login|account password",  # .netrc: machine h login u password p
+    "chpasswd :",
 )
 _TRIGGER_GROUPS = tuple(
     tuple(tuple((_SECRET_WORDS if g == "S" else g).split("|")) for g in spec.split())
@@ -136,7 +154,33 @@ def _rules() -> list[tuple[str, str]]:
                 r"""[^\s'"]+""",
             ),
             (r"\S*secret\s+set", r"\s(?:-b|--body)(?:\s+|=)", _VALUE),
+            (r"(?:zip|unzip|zipcloak|funzip)", r"\s-P\s*", _VALUE),
+            (r"7z[ar]?", r"\s-p", _VALUE),  # glued: -pSECRET
+            (  # -b[other letters] FILE USER PASSWORD, or -nb USER PASSWORD (no file)
+                r"htpasswd",
+                r"\s-(?=[a-zA-Z]*b)(?:(?=[a-zA-Z]*n)[a-zA-Z]+|[a-zA-Z]+\s+\S+)\s+\S+\s+",
+                _VALUE,
+            ),
+            (r"lftp", r"\s-u\s*", _VALUE),  # -u USER,PASSWORD: the whole word
+            (
+                r"(?:smbclient|rpcclient|smbmap|smbcacls|smbget|net)",
+                r"""\s(?:-U|--user)(?:\s+|=)['"]?[^\s%'"]*%""",
+                r"""[^\s'"]+""",
+            ),
+            (r"az\s+login", r"\s-p\s*", _VALUE),
+            (r"ldap[\w-]*", r"\s-w\s*", _VALUE),
+            (r"(?:sqlcmd|bcp|osql|isql)", r"\s-P\s*", _VALUE),
+            (r"mongo[\w-]*", r"\s-p\s+", _VALUE),
+            (r"openssl", r"\s-k\s+", _VALUE),
+            (r"ssh-keygen", r"\s-[NP]\s*(?!\*\*\*)", _VALUE),
+            (r"ssh-keygen", r"\s-[NP]\s*(?!\*\*\*)", _VALUE),
+            (r"mysqladmin", r"\spassword\s+", _VALUE),
+            (r"redis-cli", r"\s(?i:auth)\s+", _VALUE),
         ]
+        quoted_name = (
+            r"(?![\w-]*?" + _NOT_SECRET_WORDS + r")(?=[\w-]*?" + _SECRET_WORD + r")[\w-]++"
+        )
+        gap = r"(?:\s|\\[nt])+"  # white space, or \n and \t written in a printf or echo
         _RULES = [
             # URL credentials: scheme://user:password@host (a raw @ may sit in the password),
             # scheme://token@host, and webhook URLs whose path is the secret
@@ -170,6 +214,40 @@ def _rules() -> list[tuple[str, str]]:
             *(
                 (start + program + r"\b[^\n;&|]{0,400}?" + option + ")" + value, r"\1***")
                 for program, option, value in program_passwords
+            ),
+            # "password": "value" (JSON, a dictionary; quotes escaped inside a shell string)
+            (
+                r"""(?i)((\\?["'])""" + quoted_name + r"""\2\s*:\s*(\\?["']))(?:(?!\3)[^\n])*""",
+                r"\1***",
+            ),
+            # A quoted value after the word password (SQL's WITH [ENCRYPTED] PASSWORD '…',
+            # mysqladmin password '…'), IDENTIFIED [WITH plugin] BY '…', SET PASSWORD = '…'
+            (
+                r"""(?i)((?:(?<![\w'"-])password(?!\\?["']\s*:)|\bidentified(?:\s+with\s+\S+)?"""
+                r"\s+by(?:\s+password)?|\bset\s+password(?:\s+for\s+\S+)?\s*=)\s*\(?\s*)"
+                r"""(?:'[^'\n]*'?|"[^"\n]*"?|\$\$[^$\n]*(?:\$\$)?)""",
+                r"\1***",
+            ),
+            # .netrc: machine HOST [login USER] [account A] password PASSWORD
+            (
+                r"(?i)(\b(?:machine|login|account)"
+                + gap
+                + r"""[^\s\\'"]+"""
+                + gap
+                + r"(?:(?:login|account)"
+                + gap
+                + r"""[^\s\\'"]+"""
+                + gap
+                + r")*password"
+                + gap
+                + r""")[^\s\\'"]+""",
+                r"\1***",
+            ),
+            # chpasswd <<< 'user:password' and echo 'user:password' | chpasswd
+            (
+                r"""(\bchpasswd\s*<<<\s*['"]?[^\s:'"]+:)[^\s'"]+"""
+                r"""|(\becho\s+(?:-\w+\s+)*['"]?[^\s:'"]+:)[^\s'"]+(?=['"]?\s*\|\s*(?:sudo\s+)?chpasswd)""",
+                r"\1\2***",
             ),
         ]
     return _RULES

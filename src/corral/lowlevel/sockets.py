@@ -303,11 +303,13 @@ def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) 
             lines.append(f"{inode} - {owner.full_at!r} {owner.until!r}")
         else:
             lines.append(f"{inode} {owner[0]} {owner[1]}")
-    temp = f"{path}.{posix.getpid()}.tmp"
+    # A name of its own per write: two writers (the daemon's refresh and a terminate in
+    # another thread, or two processes) sharing one would truncate each other's file before
+    # its rename, and the file would be left cut short.
+    temp = f"{path}.{posix.getpid()}-{posix.urandom(6).hex()}.tmp"
     try:
-        fd = posix.open(
-            temp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC | posix.O_NOFOLLOW, 0o600
-        )
+        flags = posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW
+        fd = posix.open(temp, flags, 0o600)
         try:
             posix.fchmod(fd, 0o600)
             posix.write(fd, ("\n".join(lines) + "\n").encode("ascii"))
