@@ -20,7 +20,8 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --identity D     the job's identity digest for duplicate checks (from the line reader)
   --port N         the port the line asks for (from the line reader)
   --ready-fd FD    write "ok" to FD once the job is started, then close it
-  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`)
+  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`,
+                   and `command`: the agent's command when LINE wraps it)
 
 Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
 whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace
@@ -319,7 +320,10 @@ class Supervisor:
             "ended_at": None,
         }
         for key, value in self.opts["meta"]:  # extra fields; of the known ones, only backend
-            if key == "backend" or key not in self.record:
+            if key == "command":  # LINE wraps the agent's command (a shell prefix's string)
+                self.record["command"] = display_command(value)
+                self.record["digest"] = command_digest(value)
+            elif key == "backend" or key not in self.record:
                 self.record[key] = value
         write_record(self.ledger, self.record)
 
