@@ -54,7 +54,8 @@ def launcher(
 # Only a Bash call whose command may start a long runner reaches python; the rest runs at
 # once, exactly as Claude Code runs it without this prefix.
 _corral_next={q(chained or "")}
-_corral_notes={q(notes)}
+_corral_notes=${{CORRAL_HOME:+$CORRAL_HOME/prefix-notes}}
+_corral_notes=${{_corral_notes:-{q(notes)}}}
 _corral_s=$1
 case $_corral_s in
 *{q(_TAIL)}*) ;;
