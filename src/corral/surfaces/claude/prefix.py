@@ -29,6 +29,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Mapping
 
 NAME = "corral-claude-prefix"
 NOTE_SECONDS = 600.0  # a note older than this is stale (the call never ran)
@@ -78,6 +79,11 @@ case $SHELL in
 esac
 exec bash -c "$_corral_s"
 """
+
+
+def active(environ: Mapping[str, str]) -> bool:
+    """Claude Code runs its commands through corral's prefix (hooks see the variable)."""
+    return environ.get("CLAUDE_CODE_SHELL_PREFIX", "").rpartition("/")[2] == NAME
 
 
 def bash_shell(environ: dict[bytes, bytes]) -> str:
@@ -194,21 +200,20 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     if decision.mode == "detached" and decision.rewritten:
         inner = compose(decision.rewritten, found.head, found.cwd_file, found.style)
         return Plan(as_it_came(inner, chained, environ))
-    from corral.service.runner import supervisor_argv
-
     spec = decision.jobs[0] if decision.jobs else None
     line = f"{shlex.quote(chained)} {shlex.quote(string)}" if chained else string
-    argv = supervisor_argv(
+    argv = locations.supervisor_argv(
         line,
         token=decision.job_token,
         mode="task",
+        ledger=locations.ledger_dir(),
         session=session,
         grace=config.grace(settings),
         identity=spec.identity if spec else None,
         port=next((s.port for s in decision.jobs if s.port is not None), None),
         job_cwd=spec.cwd if spec and os.path.normpath(spec.cwd) != os.getcwd() else None,
+        options=["--meta", f"command={found.command}"],  # the record shows the model's command
     )
-    argv[-2:-2] = ["--meta", f"command={found.command}"]
     return Plan(argv)
 
 
