@@ -43,6 +43,7 @@ from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supe
 from corral.lowlevel.procfs import _decimal, _proc_stat, self_identity, start_ticks
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
+from corral.lowlevel.shells import caller_environment, user_shell
 
 # Start-up is this program's budget: typing, json and re cost milliseconds to import, so
 # they are imported for type checking only, or only when a line needs them; `signal` is the
@@ -157,38 +158,6 @@ def _parse(argv: list[str]) -> dict[str, Any]:
     if job is not None and (len(job) != 32 or not set(job) <= set("0123456789abcdef")):
         raise _Usage("--job takes 32 lowercase hex digits")
     return opts
-
-
-def user_shell() -> tuple[str, list[str]]:
-    """The shell that runs the line and the options that go before `-c`."""
-    shell = os.environ.get("SHELL", "")
-    name = os.path.basename(shell)
-    if os.path.isabs(shell) and os.access(shell, os.X_OK):
-        if name == "bash":
-            return shell, ["+m"]
-        if name == "zsh":
-            return shell, ["-f", "+m"]
-    return "/bin/sh", ["+m"]
-
-
-def caller_environment() -> dict[bytes, bytes]:
-    """The environment this program was really given.
-
-    os.environ is not it: Python's PEP 538 locale coercion adds LC_CTYPE=C.UTF-8 to it when
-    the caller's locale is C or unset, even in isolated mode, and the line must not see a
-    variable its caller never set. Linux keeps the original in /proc/self/environ; elsewhere
-    os.environ is the best there is."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            entries = f.read().split(b"\0")
-    except OSError:
-        return dict(os.environb)
-    env: dict[bytes, bytes] = {}
-    for entry in entries:
-        key, sep, value = entry.partition(b"=")
-        if sep and key and key not in env:  # the first one wins, as in os.environ
-            env[key] = value
-    return env
 
 
 def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:

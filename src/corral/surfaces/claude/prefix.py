@@ -166,7 +166,7 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     if found is None:
         return Plan(as_it_came(string, chained, environ))
     shell = bash_shell(environ)
-    from corral.supervisor.program import user_shell
+    from corral.lowlevel.shells import user_shell
 
     if os.path.basename(shell) != "bash" or user_shell()[0] != shell:
         return Plan(as_it_came(string, chained, environ))  # the supervisor would use another
@@ -220,7 +220,7 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
 def main(argv: list[str]) -> int:
     """`run_prefix.py CHAINED STRING`: run STRING as planned (never returns on success)."""
     from corral.lowlevel import locations
-    from corral.supervisor.program import caller_environment
+    from corral.lowlevel.shells import caller_environment
 
     chained, string = ("", argv[-1] if argv else "") if len(argv) < 2 else argv[-2:]
     environ = caller_environment()
