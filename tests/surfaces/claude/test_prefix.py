@@ -36,7 +36,8 @@ class Prefix:
     def __init__(self, tmp: Path, chained: str | None = None, python: str = sys.executable):
         self.tmp = tmp
         self.path = tmp / "bin" / prefix.NAME
-        prefix.write_launcher(str(self.path), chained)
+        self.chained = chained
+        prefix.write_launcher(str(self.path))
         if python != sys.executable:
             text = self.path.read_text().replace(sys.executable, python)
             self.path.write_text(text)
@@ -53,6 +54,8 @@ class Prefix:
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV_"))}
         env.update(SHELL="/bin/bash", CLAUDE_CODE_SESSION_ID=SESSION, HOME=str(self.tmp), **extra)
+        if self.chained:
+            env[prefix.CHAINED] = self.chained
         return env
 
     def run(
@@ -207,17 +210,19 @@ def test_an_internal_error_runs_the_string_as_it_came(pre: Prefix, tmp_path: Pat
 def test_the_users_own_prefix_stays_chained(tmp_path: Path, corral_home: Path) -> None:
     theirs = tmp_path / "their-prefix"
     log = tmp_path / "their.log"
-    theirs.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {log}\nexec /bin/bash -c "$1"\n')
+    theirs.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$1" >> {log}\nenv | grep -c {prefix.CHAINED} >> {log}\n'
+        'exec /bin/bash -c "$1"\n'
+    )
     theirs.chmod(0o755)
     pre = Prefix(tmp_path, chained=str(theirs))
-    assert prefix.chained_prefix(str(pre.path)) == str(theirs)
     hook_string = "echo from-hook"
     plain = pre.string("echo plain")
     supervised = pre.string("python3 -m http.server --help >/dev/null; echo sup")
     assert pre.run(hook_string).stdout == "from-hook\n"
     assert pre.run(plain).stdout == "plain\n"
     assert pre.run(supervised).stdout == "sup\n"
-    assert log.read_text().splitlines()[:2] == [hook_string, plain]
+    assert log.read_text().splitlines()[:4] == [hook_string, "0", plain, "0"]
     assert supervised in log.read_text()
     commands = [r["command"] for r in records(corral_home)]
     assert commands == ["python3 -m http.server --help >/dev/null; echo sup"]

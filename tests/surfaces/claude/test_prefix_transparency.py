@@ -65,7 +65,7 @@ def both(line: str, launcher: Path, home: Path, noted: bool) -> None:
 @pytest.fixture(scope="module")
 def launcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("prefix") / prefix.NAME
-    prefix.write_launcher(str(path), None)
+    prefix.write_launcher(str(path))
     return path
 
 

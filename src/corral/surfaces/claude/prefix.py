@@ -32,6 +32,8 @@ import time
 from collections.abc import Mapping
 
 NAME = "corral-claude-prefix"
+PREFIX = "CLAUDE_CODE_SHELL_PREFIX"
+CHAINED = "CORRAL_CHAINED_SHELL_PREFIX"  # the user's own prefix, run after ours
 NOTE_SECONDS = 600.0  # a note older than this is stale (the call never ran)
 _TAIL = "' < /dev/null && pwd -P >| /"
 # Separators of the hook's fast path (hook._SEPARATORS) plus whitespace and `/`, as one sh
@@ -39,11 +41,11 @@ _TAIL = "' < /dev/null && pwd -P >| /"
 _SH_SEP = r"""[[:space:]\;\|\&\<\>\(\)\'\"\`=/]"""
 
 
-def launcher(
-    python: str, runner: str, words: frozenset[str], chained: str | None, notes: str
-) -> str:
+def launcher(python: str, runner: str, words: frozenset[str], notes: str) -> str:
     """The sh program Claude Code runs as its shell prefix (`notes`: the folder where the
-    hook notes background calls; any note sends a Bash call to python)."""
+    hook notes background calls; any note sends a Bash call to python). The user's own
+    prefix comes in CHAINED (set beside ours in the settings' env) and is taken out of the
+    environment before anything runs."""
     q = shlex.quote
     patterns = "|".join(f"*{_SH_SEP}{w}{_SH_SEP}*" for w in sorted(words))
     # a lone `&` (not `&&`, `>&`, `&>`, `<&`, `|&`): something may go to the background
@@ -54,7 +56,8 @@ def launcher(
 # runs `<this> '<string>'` for every Bash call, hook, status line and MCP server start-up.
 # Only a Bash call whose command may start a long runner reaches python; the rest runs at
 # once, exactly as Claude Code runs it without this prefix.
-_corral_next={q(chained or "")}
+_corral_next=${{{CHAINED}-}}
+unset {CHAINED}
 _corral_notes=${{CORRAL_HOME:+$CORRAL_HOME/prefix-notes}}
 _corral_notes=${{_corral_notes:-{q(notes)}}}
 _corral_s=$1
@@ -83,7 +86,7 @@ exec bash -c "$_corral_s"
 
 def active(environ: Mapping[str, str]) -> bool:
     """Claude Code runs its commands through corral's prefix (hooks see the variable)."""
-    return environ.get("CLAUDE_CODE_SHELL_PREFIX", "").rpartition("/")[2] == NAME
+    return environ.get(PREFIX, "").rpartition("/")[2] == NAME
 
 
 def bash_shell(environ: dict[bytes, bytes]) -> str:
@@ -254,7 +257,7 @@ def launcher_path(home: str) -> str:
     return os.path.join(os.path.expanduser("~"), ".local", "bin", NAME)
 
 
-def write_launcher(path: str, chained: str | None) -> bool:
+def write_launcher(path: str) -> bool:
     """Write the prefix program for this interpreter's corral; True when it changed."""
     from corral import config
     from corral.lowlevel import locations
@@ -263,7 +266,7 @@ def write_launcher(path: str, chained: str | None) -> bool:
     extra = {p.split()[0].rpartition("/")[2] for p in config.extra_runners()}
     runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_prefix.py")
     notes = notes_dir(locations.home_dir())
-    text = launcher(sys.executable, runner, WORDS | extra, chained, notes)
+    text = launcher(sys.executable, runner, WORDS | extra, notes)
     try:
         with open(path, encoding="utf-8") as f:
             if f.read() == text:
@@ -277,16 +280,3 @@ def write_launcher(path: str, chained: str | None) -> bool:
     os.chmod(temp, 0o755)  # noqa: S103 - a program Claude Code runs; no secret in it
     os.replace(temp, path)
     return True
-
-
-def chained_prefix(path: str) -> str | None:
-    """The user's own prefix that the program at `path` hands strings to, if any."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("_corral_next="):
-                    words = shlex.split(line.partition("=")[2])
-                    return words[0] if words and words[0] else None
-    except (OSError, ValueError):
-        pass
-    return None
