@@ -20,7 +20,8 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --identity D     the job's identity digest for duplicate checks (from the line reader)
   --port N         the port the line asks for (from the line reader)
   --ready-fd FD    write "ok" to FD once the job is started, then close it
-  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`)
+  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`,
+                   and `command`: the agent's command when LINE wraps it)
 
 Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
 whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace
@@ -42,6 +43,7 @@ from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supe
 from corral.lowlevel.procfs import _decimal, process_table, self_identity, start_ticks
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
+from corral.lowlevel.shells import caller_environment, user_shell
 
 # Start-up is this program's budget: typing, json and re cost milliseconds to import, so
 # they are imported for type checking only, or only when a line needs them; `signal` is the
@@ -156,38 +158,6 @@ def _parse(argv: list[str]) -> dict[str, Any]:
     if job is not None and (len(job) != 32 or not set(job) <= set("0123456789abcdef")):
         raise _Usage("--job takes 32 lowercase hex digits")
     return opts
-
-
-def user_shell() -> tuple[str, list[str]]:
-    """The shell that runs the line and the options that go before `-c`."""
-    shell = os.environ.get("SHELL", "")
-    name = os.path.basename(shell)
-    if os.path.isabs(shell) and os.access(shell, os.X_OK):
-        if name == "bash":
-            return shell, ["+m"]
-        if name == "zsh":
-            return shell, ["-f", "+m"]
-    return "/bin/sh", ["+m"]
-
-
-def caller_environment() -> dict[bytes, bytes]:
-    """The environment this program was really given.
-
-    os.environ is not it: Python's PEP 538 locale coercion adds LC_CTYPE=C.UTF-8 to it when
-    the caller's locale is C or unset, even in isolated mode, and the line must not see a
-    variable its caller never set. Linux keeps the original in /proc/self/environ; elsewhere
-    os.environ is the best there is."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            entries = f.read().split(b"\0")
-    except OSError:
-        return dict(os.environb)
-    env: dict[bytes, bytes] = {}
-    for entry in entries:
-        key, sep, value = entry.partition(b"=")
-        if sep and key and key not in env:  # the first one wins, as in os.environ
-            env[key] = value
-    return env
 
 
 def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:
@@ -317,7 +287,10 @@ class Supervisor:
             "ended_at": None,
         }
         for key, value in self.opts["meta"]:  # extra fields; of the known ones, only backend
-            if key == "backend" or key not in self.record:
+            if key == "command":  # LINE wraps the agent's command (a shell prefix's string)
+                self.record["command"] = display_command(value)
+                self.record["digest"] = command_digest(value)
+            elif key == "backend" or key not in self.record:
                 self.record[key] = value
         write_record(self.ledger, self.record)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
+from corral.surfaces.claude import prefix
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
 
@@ -46,6 +47,8 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
     settings = config.load()
+    if prefix.active(os.environ):
+        return _refusal_only(payload, tool_input, cwd=cwd, settings=settings, home=home)
     mode = payload.get("permission_mode")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
     verdicts: list[str] = []
@@ -81,4 +84,40 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
             )
     else:
         return None
+    return json.dumps({"hookSpecificOutput": out})
+
+
+def _refusal_only(
+    payload: dict[str, Any],
+    tool_input: dict[str, Any],
+    *,
+    cwd: str,
+    settings: dict[str, Any],
+    home: str,
+) -> str | None:
+    """With corral's shell prefix installed the prefix supervises at execution, after
+    Claude Code's permission check, in every mode: the hook rewrites nothing. It only notes a
+    background call for the prefix (which cannot see `run_in_background`) and refuses a
+    duplicate or a held port early; nothing is reserved, the prefix reserves when it runs."""
+    from corral.service.admission import admit
+
+    line: str = tool_input["command"]
+    background = tool_input.get("run_in_background") is True
+    session = payload.get("session_id")
+    if background and isinstance(session, str):
+        prefix.note_background(home, session, line)
+    decision = admit(
+        line,
+        background=background,
+        cwd=cwd,
+        extra_runners=config.extra_runners(settings),
+        reserve=False,
+    )
+    if decision.action != "refuse" or not decision.refusal:
+        return None
+    out = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": decision.refusal,
+    }
     return json.dumps({"hookSpecificOutput": out})
