@@ -21,6 +21,18 @@ REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line ma
 
 def context(decision: Decision) -> str:
     """What the model is told about the job it just started."""
+    if decision.in_place:
+        started = []
+        for wrap in decision.in_place:
+            spec = decision.jobs[wrap.job]
+            port = f", port {spec.port}" if spec.port else ""
+            started.append(f"`{spec.display}` as job {wrap.token[:8]} in {spec.cwd}{port}")
+        return (
+            f"corral supervises {'; '.join(started)} (each sent to the background in this "
+            "line, rewritten in place; the rest of the line ran as written). `corral ls` "
+            "lists them with their ports; `corral stop ID` stops one with every process it "
+            "started. Reuse them rather than starting the same servers again."
+        )
     job = decision.job_token[:8] if decision.job_token else "?"
     spec = decision.jobs[0] if decision.jobs else None
     what = f"`{spec.display}`" if spec else "this command"
