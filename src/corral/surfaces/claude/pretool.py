@@ -24,9 +24,9 @@ def context(decision: Decision) -> str:
     if decision.in_place:
         started = []
         for wrap in decision.in_place:
-            spec = decision.jobs[wrap.job]
-            port = f", port {spec.port}" if spec.port else ""
-            started.append(f"`{spec.display}` as job {wrap.token[:8]} in {spec.cwd}{port}")
+            moved = decision.jobs[wrap.job]
+            port = f", port {moved.port}" if moved.port else ""
+            started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
         return (
             f"corral supervises {'; '.join(started)} (each sent to the background in this "
             "line, rewritten in place; the rest of the line ran as written). `corral ls` "
