@@ -63,15 +63,17 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
     jobs = tuple(job for _, job in found_jobs)
     specs = tuple(job.spec for job in jobs)
     moves: list[tuple[Unit, list[int]]] = []
-    notes: list[tuple[int, str]] = []
-    for unit in found.units:
+    blocked: list[tuple[int, str]] = []
+    for unit in found.units:  # inner ones first: `(vite & wait) &` moves `vite`
         mine = [at for at, (item, _) in enumerate(found_jobs) if item in unit.placed]
         if not mine:
             continue  # no long runner: it runs as written
         if unit.blocker is not None:
-            notes.extend((at, unit.blocker) for at in mine)
+            blocked.extend((at, unit.blocker) for at in mine)
         else:
             moves.append((unit, mine))
+    moved = {at for _, mine in moves for at in mine}
+    notes = [(at, why) for at, why in dict(reversed(blocked)).items() if at not in moved]
     if not moves:
         decision = Decision(
             True, None, Action.UNTOUCHED, None, None, None, specs, None, (), tuple(notes)

@@ -124,7 +124,6 @@ class _Walk:
         if inner is not node:
             _check_redirects(node, self.source)
         first = len(self.placed)
-        units_before = len(self.units)
         changed_before = self.changed
         if inner.type in _GROUPS:
             after = self.body(inner.children, state, bg)
@@ -136,8 +135,6 @@ class _Walk:
         if amp is not None:
             placed = tuple(self.placed[first:])
             blocker = self._blocker(node, placed, changed_before)
-            if len(self.units) > units_before:
-                blocker = "it sends a command to the background inside a backgrounded group"
             self.units.append(
                 Unit(node.start_byte, node.end_byte, amp.start_byte, False, placed, state.cwd,
                      blocker)
