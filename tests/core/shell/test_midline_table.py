@@ -86,7 +86,7 @@ SHAPES = [
         "[[uvicorn api:app --port 8100]] & [[vite --port 5100]] & sleep 2; curl localhost:8100",
         8100,
         5100,
-    ),  # noqa: E501
+    ),
     M("[[vite --port 4200]] & sleep 1 & wait", 4200),
     M("sleep 1 & [[vite --port 4300]] & wait", 4300),
     M("[[vite --port 4400]] & echo started; [[next dev -p 4401]] & wait", 4400, 4401),
