@@ -135,10 +135,8 @@ class _Walk:
         if amp is not None:
             placed = tuple(self.placed[first:])
             blocker = self._blocker(node, placed, changed_before)
-            self.units.append(
-                Unit(node.start_byte, node.end_byte, amp.start_byte, False, placed, state.cwd,
-                     blocker)
-            )  # fmt: skip
+            start, end = _span(node)
+            self.units.append(Unit(start, end, amp.start_byte, False, placed, state.cwd, blocker))
         return after
 
     def _list(self, node: Node, state: _State, bg: bool, unit: bool) -> _State:
@@ -176,6 +174,26 @@ class _Walk:
             if item.words[:1] == ("kill",) and any(w.startswith("%") for w in item.words):
                 return "it names a job of this shell (`%N`)"
         return _expansion(node, self.source)
+
+
+def _span(node: Node) -> tuple[int, int]:
+    """The bytes the supervisor is given: the whole list, except that the redirections
+    after a simple command stay outside (`vite > log 2>&1 &`): the calling shell applies
+    them to the supervisor, as it would have to the command, and the supervisor's shell
+    then runs the command alone (bash runs `-c 'CMD > log'` in a child of its own, holding
+    the caller's stdout meanwhile, where `CMD > log &` holds nothing)."""
+    body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+    if body is not None and body.type == "command":
+        redirects = node.children_by_field_name("redirect")
+        if all(r.start_byte >= body.end_byte and _one_target(r) for r in redirects):
+            return body.start_byte, body.end_byte
+    return node.start_byte, node.end_byte
+
+
+def _one_target(redirect: Node) -> bool:
+    """`> log`, not `> log --host x`: the grammar hangs words after a redirection's target
+    on the redirection, where the shell gives them to the command."""
+    return len([c for c in redirect.named_children if c.type != "file_descriptor"]) == 1
 
 
 def _group(node: Node) -> Node | None:
