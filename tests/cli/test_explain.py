@@ -13,7 +13,7 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
     rows = out.splitlines()
     shell = rows[rows.index("The agent's shell runs:") + 1]
     assert shell.endswith(" -- 'npm run dev' & sleep 1; echo hi"), shell
-    assert " --detached --async --job " in shell
+    assert " --detached " in shell and " --async -- 'npm run dev' " in shell
     job = next(r for r in rows if r.startswith("  job: "))
     assert job.startswith(f"  job: npm run dev  (in {tmp_path}, identity ")
     rewritten = next(r for r in rows if r.startswith("    rewritten in place: "))

@@ -82,7 +82,7 @@ MULTI = [
     "sh -c 'echo x' > x.txt & wait; printf y > y.txt & wait; cat x.txt y.txt",
     "sh -c 'exit 7' & printf second & wait; echo all",
     "sh -c 'echo one' > one.txt & sleep 1 & wait; cat one.txt",
-    "(sh -c 'echo inner > inner.txt' &); sleep 0.3; cat inner.txt",
+    "mkfifo pipe; (sh -c 'echo inner > pipe' &); cat pipe",  # double fork: no wait; a FIFO
     "sh -c 'exit 1' & wait $! || echo failed-as-expected",
 ]
 

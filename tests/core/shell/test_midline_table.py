@@ -2,7 +2,7 @@
 
 In a case's line, `[[…]]` marks the span corral must rewrite in place (the markers are not
 part of the line). The expected rewrite is built here, independently of the code: the span
-becomes `S --detached --async --job T --identity ID [--meta job_cwd=DIR] [--port N] -- 'SPAN'`
+becomes `S --job T --detached --identity ID [--port N] [--meta job_cwd=DIR] --async -- 'SPAN'`
 and every other byte stays, where ID is the identity the whole-line reader gives the same
 runner. Lines without markers stay byte for byte untouched: `note` names why a long runner
 stays as written, `reason` why the line cannot be read at all.
@@ -204,16 +204,16 @@ def _expected(case: Case, decision: Decision) -> str:
         out.append(_MARK.sub(r"\1", case.marked[at : match.start()]))
         bare = re.sub(r"^(setsid |nohup )+", "", span)  # the whole-line reader refuses setsid
         ident = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].identity
-        words = ["S", "--detached", "--async", "--job", _tokens(decision)[number]]
-        words += ["--identity", ident]
-        if number < len(case.cwds) and not case.cwds[number].startswith("="):
-            words += ["--meta", quote_for_wrapper(f"job_cwd={case.cwds[number]}")
-                      if " " in case.cwds[number] else f"job_cwd={case.cwds[number]}"]  # fmt: skip
+        words = ["S", "--job", _tokens(decision)[number], "--detached", "--identity", ident]
         port = case.ports[number] if number < len(case.ports) else None
         if port is None:
             port = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].port
         if port is not None:
             words += ["--port", str(port)]
+        if number < len(case.cwds) and not case.cwds[number].startswith("="):
+            meta = f"job_cwd={case.cwds[number]}"
+            words += ["--meta", quote_for_wrapper(meta) if " " in meta else meta]
+        words.append("--async")
         out.append(" ".join([*words, "--", quote_for_wrapper(span)]))
         at = match.end()
     out.append(_MARK.sub(r"\1", case.marked[at:]))

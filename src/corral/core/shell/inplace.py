@@ -3,7 +3,7 @@ mid-line: each such command alone goes under a supervisor of its own, every othe
 the line stays as it is.
 
     npm run dev & sleep 2; curl -s localhost:5173
-    ->  <supervisor> --detached --async --job T --identity D --port 5173 -- 'npm run dev' &
+    ->  <supervisor> --job T --detached --identity D --port 5173 --async -- 'npm run dev' &
         sleep 2; curl -s localhost:5173
 
 `$!` is then the supervisor's pid, `wait $!` gives the command's status, and the job lives
@@ -25,10 +25,10 @@ from corral.core.shell.plan import (
     Decision,
     InPlace,
     Mode,
-    meta_word,
-    quote_for_wrapper,
-    supervisor_words,
+    _same_dir,
+    shell_words,
 )
+from corral.lowlevel.locations import supervisor_argv
 from corral.lowlevel.redact import command_digest
 
 
@@ -103,15 +103,18 @@ def _wrap(
 ) -> str:
     """`<supervisor> -- 'CMD'` for one unit; its first long runner names the job."""
     spec = specs[0]
-    words = supervisor_words(wrapper)
-    words += ["--detached", "--async", "--job", token, "--identity", spec.identity]
-    if os.path.normpath(spec.cwd) != os.path.normpath(unit.cwd):
-        words += ["--meta", meta_word(f"job_cwd={spec.cwd}")]
-    port = next((s.port for s in specs if s.port is not None), None)
-    if port is not None:
-        words += ["--port", str(port)]
-    text = source[unit.start : unit.end].decode("utf-8")
-    return " ".join([*words, "--", quote_for_wrapper(text)])
+    moved = not _same_dir(spec.cwd, unit.cwd)  # `cd web && vite &`: the job runs in web
+    argv = supervisor_argv(
+        source[unit.start : unit.end].decode("utf-8"),
+        launcher=wrapper,
+        mode="detached",  # lives on when the calling shell ends, as `CMD &` would
+        token=token,
+        identity=spec.identity,
+        port=next((s.port for s in specs if s.port is not None), None),
+        job_cwd=spec.cwd if moved else None,
+        options=["--async"],
+    )
+    return shell_words(argv)
 
 
 def _splice(source: bytes, wraps: Sequence[InPlace]) -> str:
