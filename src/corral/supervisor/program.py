@@ -16,8 +16,9 @@ job is gone; then it records how the job ended and exits with the line's exit st
                    rewritten in place): the job stays in the caller's process group and
                    starts with the signal dispositions the shell gives such a command
                    (SIGINT and SIGQUIT ignored by a non-interactive shell, what the shell
-                   ignores); a SIGINT or SIGQUIT we were started ignoring stays ignored.
-                   The whole job is still stopped (every descendant, one by one)
+                   ignores); a SIGINT or SIGQUIT we were started ignoring stays ignored,
+                   SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH are passed on to the job's first
+                   process. The whole job is still stopped (every descendant, one by one)
   --session ID     the agent session that owns the job (default: $CORRAL_SESSION,
                    then $CLAUDE_CODE_SESSION_ID)
   --grace SECONDS  time between SIGTERM and SIGKILL when stopping (default 3)
@@ -217,6 +218,8 @@ class Supervisor:
         self.inherited_hup = inherited_hup
         self.in_place: bool = opts["async"]
         self.leads_group = False
+        # In place of `CMD &`, `kill -HUP $!` (USR1, USR2, WINCH) reaches CMD through us.
+        self.forwarded: tuple[int, ...] = ()
         # What the job starts with: default dispositions (issue 2: even for SIGINT and
         # SIGQUIT when we started ignoring them), or, in place of `CMD &`, what the shell
         # gives an asynchronous command (see async_dispositions).
@@ -500,6 +503,8 @@ class Supervisor:
                     for byte in os.read(rfd, 512):
                         if byte in (signal.SIGTERM, signal.SIGINT):
                             self.request_stop(byte)
+                        elif byte in self.forwarded and self.child_status is None:
+                            os.kill(self.child, byte)  # unreaped: the pid is still the job's
                 elif fd == fifo:
                     try:
                         data = os.read(fifo, 512)
@@ -648,6 +653,14 @@ def main(argv: list[str] | None = None) -> int:
             continue  # in place of `CMD &`: what the shell made CMD ignore, we ignore too
         signal.signal(sig, lambda *_: None)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if sup.in_place:
+        found = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGUSR2)}
+        found[signal.SIGWINCH] = signal.getsignal(signal.SIGWINCH)
+        found[signal.SIGHUP] = inherited_hup  # under nohup, CMD ignores it as we do
+        for sig, disposition in found.items():
+            if disposition != signal.SIG_IGN:
+                signal.signal(sig, lambda *_: None)
+                sup.forwarded += (sig,)
     try:
         sup.lead_group()
         fifo = sup.open_ledger()

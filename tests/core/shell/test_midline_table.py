@@ -163,6 +163,7 @@ SHAPES = [
     N("alias vite=echo; vite & sleep 1", "the line runs `alias` before it"),
     N("trap 'echo bye' EXIT; vite & sleep 1", "the line runs `trap` before it"),
     N("vite && jobs & sleep 1", "it runs `jobs`, which reads this shell's own state"),
+    N("vite & sleep 1; jobs", "the line runs `jobs`, which would list the supervisor's"),
     N("(vite) & sleep 1", "it is a ( … ) or { …; } group"),
     N("{ vite; } & sleep 1", "it is a ( … ) or { …; } group"),
     M("([[vite]] & wait) & sleep 1"),

@@ -76,6 +76,9 @@ def read_background(line: str, cwd: str, home: str) -> Background | Unreadable:
         return Unreadable(str(exc))
     tail = len(source.rstrip())
     units = tuple(u._replace(trailing=u.amp + 1 == tail) for u in walk.units)
+    if any(p.words[:1] == ("jobs",) for p in walk.placed):
+        why = "the line runs `jobs`, which would list the supervisor's command line instead"
+        units = tuple(u._replace(blocker=u.blocker or why) for u in units)
     return Background(units, tuple(walk.placed))
 
 
