@@ -131,7 +131,7 @@ def _run(shell: str, text: str, env: dict[str, str], work: Path) -> tuple[bytes,
     return done.stdout, done.stderr, done.returncode
 
 
-_NOTICE = re.compile(rb"(: line \d+: )\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
+_NOTICE = re.compile(rb"(: line \d+: ) *\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
 
 
 def _masked(outcome: tuple[bytes, bytes, int]) -> tuple[bytes, bytes, int]:

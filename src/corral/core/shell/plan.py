@@ -39,6 +39,9 @@ __all__ = [
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+# An `&` that may send something to the background (not `&&`, `>&`, `<&`, `&>`, `|&`): only
+# such a line is read for the in-place rewrite (a quoted one costs a reading, nothing else).
+_LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
 
 
 class Action(StrEnum):
@@ -139,7 +142,7 @@ def decide(
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
         reason = plain_reason(line)
         return _untouched(reason is None, reason)
-    if not background and "&" in line:
+    if not background and _LONE_AMP.search(line):
         from corral.core.shell import inplace
 
         midline = inplace.decide_in_place(
