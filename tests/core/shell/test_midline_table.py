@@ -283,3 +283,15 @@ def test_a_background_call_still_wraps_the_whole_line() -> None:
     # to the background (same group, subreaper): nothing is rewritten in place.
     d = decide("vite & sleep 2; curl x", background=True, cwd=CWD, home=HOME, token=TOKEN)
     assert d.action == "wrap" and d.mode == "task" and not d.in_place
+
+
+def test_the_tmux_backend_still_runs_a_mid_line_command_under_the_supervisor() -> None:
+    from corral.lowlevel import locations
+
+    tmux = ("python3", "-I", "-S", locations.TMUX_WRAPPER, "--grace", "5")
+    d = decide("vite & sleep 1", background=False, cwd=CWD, home=HOME, wrapper=tmux)
+    assert d.rewritten is not None and d.mode == "in-place"
+    assert d.rewritten.startswith(f"python3 -I -S {locations.LAUNCHER} --grace 5 --job ")
+    assert locations.TMUX_WRAPPER not in d.rewritten
+    whole = decide("vite", background=True, cwd=CWD, home=HOME, wrapper=tmux)
+    assert whole.rewritten is not None and locations.TMUX_WRAPPER in whole.rewritten

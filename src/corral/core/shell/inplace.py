@@ -28,6 +28,7 @@ from corral.core.shell.plan import (
     _same_dir,
     shell_words,
 )
+from corral.lowlevel import locations
 from corral.lowlevel.locations import supervisor_argv
 from corral.lowlevel.redact import command_digest
 
@@ -104,9 +105,12 @@ def _wrap(
     """`<supervisor> -- 'CMD'` for one unit; its first long runner names the job."""
     spec = specs[0]
     moved = not _same_dir(spec.cwd, unit.cwd)  # `cd web && vite &`: the job runs in web
+    # Never a tmux pane (the tmux backend's wrapper): the command keeps the caller's stdout,
+    # stdin and `$!`, which only the supervisor itself can give it.
+    launcher = [locations.LAUNCHER if w == locations.TMUX_WRAPPER else w for w in wrapper]
     argv = supervisor_argv(
         source[unit.start : unit.end].decode("utf-8"),
-        launcher=wrapper,
+        launcher=launcher,
         mode="detached",  # lives on when the calling shell ends, as `CMD &` would
         token=token,
         identity=spec.identity,
