@@ -176,3 +176,18 @@ def test_the_job_sees_a_shells_async_dispositions(corral_home: Path) -> None:
     env = line_environment({"CORRAL_HOME": str(corral_home)})
     out, _, _ = _run("/bin/bash", _rewrite(line, "/"), env, corral_home / "work")
     assert out == b"SigIgn:\t0000000000000006\n"  # SIGINT and SIGQUIT: as `CMD &` gets them
+
+
+def test_what_the_shell_ignores_the_job_ignores_too(corral_home: Path) -> None:
+    # restore_signals=False: the calling bash starts with SIGPIPE and SIGXFSZ ignored (as
+    # this Python process has them), and so does any `CMD &` it runs
+    line = "sh -c 'grep ^SigIgn /proc/$$/status' & wait"
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    seen = []
+    for text in (line, _rewrite(line, "/")):
+        done = subprocess.run(
+            ["/bin/bash", "-c", text], env=env, capture_output=True, check=True,
+            restore_signals=False, timeout=60,
+        )  # fmt: skip
+        seen.append(done.stdout)
+    assert seen[0] == seen[1] == b"SigIgn:\t0000000001001006\n"  # INT, QUIT, PIPE, XFSZ
