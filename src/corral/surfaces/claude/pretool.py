@@ -22,6 +22,18 @@ REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line ma
 
 def context(decision: Decision) -> str:
     """What the model is told about the job it just started."""
+    if decision.in_place:
+        started = []
+        for wrap in decision.in_place:
+            moved = decision.jobs[wrap.job]
+            port = f", port {moved.port}" if moved.port else ""
+            started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
+        return (
+            f"corral supervises {'; '.join(started)} (each sent to the background in this "
+            "line, rewritten in place; the rest of the line ran as written). `corral ls` "
+            "lists them with their ports; `corral stop ID` stops one with every process it "
+            "started. Reuse them rather than starting the same servers again."
+        )
     job = decision.job_token[:8] if decision.job_token else "?"
     spec = decision.jobs[0] if decision.jobs else None
     what = f"`{spec.display}`" if spec else "this command"
