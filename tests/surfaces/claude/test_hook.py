@@ -349,3 +349,21 @@ def test_post_tool_use_reports_a_server_that_crashed_at_start(tmp_path: Path) ->
     finally:
         stop_all()
         shell.wait(timeout=20)
+
+
+def test_post_tool_use_finds_a_job_supervised_without_a_rewrite(tmp_path: Path) -> None:
+    """The shell prefix runs a background call whole under a supervisor: the command Claude
+    Code reports is the model's, and the job is found by session and command."""
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+    started = corral("run", "-d", "--session", SESSION, "--ready", "none", "-c", line)
+    assert started.returncode == 0, started.stderr
+    try:
+        out = answer(_post(line, tmp_path))
+        assert f"is ready at http://localhost:{port}" in out["additionalContext"]
+        other = {**payload(line, tmp_path, run_in_background=True), "session_id": "other"}
+        data = {**other, "hook_event_name": "PostToolUse",
+                "tool_response": {"backgroundTaskId": "b4"}}  # fmt: skip
+        assert run_hook("post-tool-use", data).stdout == ""
+    finally:
+        stop_all()

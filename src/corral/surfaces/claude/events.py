@@ -23,6 +23,14 @@ def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
         return None
     if event == "post-tool-use":
         claude.remember_background(session)
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        response = payload.get("tool_response")
+        background = isinstance(response, dict) and response.get("backgroundTaskId")
+        if isinstance(command, str) and background:  # supervised whole by the shell prefix?
+            from corral.surfaces.claude import started
+
+            return started.answer(command, session, rewritten=False)
     return None
 
 

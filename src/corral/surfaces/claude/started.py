@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 SERVER_WAIT = 10.0  # seconds the hook waits for a known server's port before answering
 RECORD_WAIT = 2.0  # the supervisor records the job within milliseconds of its start
@@ -21,9 +22,9 @@ def token_of(command: str) -> str | None:
 
 
 def note(command: str, wait: float = SERVER_WAIT) -> str | None:
-    """The additionalContext for the job `command` started (None: nothing worth saying)."""
+    """The additionalContext for the job `command` (a line the hook rewrote) started (None:
+    nothing worth saying)."""
     from corral.service.names import all_records
-    from corral.service.readiness import ReadySpec, wait_ready
 
     token = token_of(command)
     if token is None:
@@ -33,6 +34,35 @@ def note(command: str, wait: float = SERVER_WAIT) -> str | None:
         if time.monotonic() > deadline:
             return None
         time.sleep(_STEP)
+    return _about(record, wait)
+
+
+RECENT = 60.0  # a job started this long ago or less can be the one a call just started
+
+
+def note_for_line(line: str, session: str | None, wait: float = SERVER_WAIT) -> str | None:
+    """The same note for a background call corral supervised without rewriting it (the
+    shell prefix runs it whole): the newest running job of `session` showing `line`."""
+    from corral.lowlevel.redact import display_command
+    from corral.service.names import all_records
+
+    if not session:
+        return None
+    shown = display_command(line)
+    now = time.time()
+    mine = [
+        r
+        for r in all_records()
+        if r.session == session and r.command == shown and not r.final
+        and now - r.created_at <= RECENT
+    ]  # fmt: skip
+    return _about(max(mine, key=lambda r: r.created_at), wait) if mine else None
+
+
+def _about(record: Any, wait: float) -> str | None:
+    from corral.service.readiness import ReadySpec, wait_ready
+
+    token = record.id
     server = record.port is not None
     spec = ReadySpec("port") if server else ReadySpec("none")
     log = record.extra.get("log")
@@ -59,8 +89,8 @@ def note(command: str, wait: float = SERVER_WAIT) -> str | None:
     )
 
 
-def answer(command: str) -> str | None:
-    text = note(command)
+def answer(command: str, session: str | None = None, rewritten: bool = True) -> str | None:
+    text = note(command) if rewritten else note_for_line(command, session)
     if text is None:
         return None
     return json.dumps(
