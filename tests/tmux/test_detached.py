@@ -61,7 +61,8 @@ def test_detached_start_with_backend_tmux_runs_in_a_window(
 def test_detached_start_follows_the_config_backend(tmux_env: TmuxEnv, corral_home: Path) -> None:
     (corral_home / "config.toml").write_text('backend = "tmux"\n')
     port = free_port()  # `corral run` refuses a port something on the machine holds
-    job = _start("-c", f"vite --port {port} || sleep 300")
+    # a known server waits for its port by default; this one never opens it
+    job = _start("--ready", "none", "-c", f"vite --port {port} || sleep 300")
     assert (job["backend"], job["tmux"]) == ("tmux", f"my_project_x:vite-{port}")
     wait_for(lambda: len(job_pids(job["id"])) >= 1, what="job processes")
     # the config can be overridden per call
