@@ -384,9 +384,20 @@ def stop_records(
                     note="the job did not stop in time; it is still listed as running",
                 )
     _close_tmux_windows([r for r in records if outcomes[r.id].ok])
+    _release_reservations([r.id for r in records if outcomes[r.id].ok])
     ordered = [outcomes[r.id] for r in records]
     errors = _audit(ordered, surface) if audit else []
     return ordered, errors
+
+
+def _release_reservations(tokens: Sequence[str]) -> None:
+    """Reservations of stopped or forgotten jobs, and unheld ones, end at once."""
+    from corral.service import admission
+
+    try:
+        admission.release(tokens)
+    except OSError as exc:
+        log.warning("cannot end reservations: %s", exc)
 
 
 def _close_tmux_windows(records: Sequence[JobRecord]) -> None:
@@ -507,6 +518,7 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
     from corral.adapters import tmux
 
     tmux.remove_stale_private_dirs()  # left by tmux wrappers that were SIGKILLed
+    _release_reservations(forgotten)
     for job_id in forgotten:
         ledger.remove(job_id, ledger_path)
     return CleanResult(forgotten, kept)

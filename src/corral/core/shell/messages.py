@@ -100,3 +100,11 @@ def port_twice(port: int, first: str, second: str) -> str:
         f"corral refused: this line starts `{first}` and `{second}` at once, both on port "
         f"{port}. Give one of them another port."
     )
+
+
+def being_started(display: str, cwd: str, port: int | None, token: str) -> str:
+    what = f"`{display}` (port {port})" if port is not None else f"`{display}`"
+    return (
+        f"corral refused: {what} is being started right now in {cwd} (job {token[:8]}); "
+        f"wait a moment and run `corral ls` to reuse it."
+    )

@@ -33,6 +33,12 @@ def context(decision: Decision) -> str:
     )
 
 
+def _agent_pid() -> int | None:
+    """The agent that runs the rewritten line: its reservation ends if the agent is gone."""
+    raw = os.environ.get("CLAUDE_PID", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
 def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> str | None:
     """The PreToolUse output for a candidate line, or None to let it run as written."""
     from corral.service import claude
@@ -64,6 +70,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
         wrapper=claude.wrapper(settings),
         extra_runners=config.extra_runners(settings),
         accept=accept,
+        holder=_agent_pid(),
     )
     verdict = verdicts[-1] if verdicts else "none"
     out: dict[str, Any] = {"hookEventName": "PreToolUse"}
