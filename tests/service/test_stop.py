@@ -153,3 +153,11 @@ def test_ids_resolve_by_prefix_and_errors_are_clear(corral_home: Path) -> None:
     assert corral("stop").returncode == 2
     assert corral("stop", "abcd", "--all").returncode == 2
     assert corral("nonsense").returncode == 2
+
+
+def test_non_positive_pid_is_a_usage_error_and_nothing_is_audited(corral_home: Path) -> None:
+    for pid in ("0", "-1", "-42"):
+        result = corral("stop", "--pid", pid, "--started-at", "x:1")
+        assert result.returncode == 2, (pid, result)
+        assert "--pid" in result.stderr and result.stdout == ""
+    assert db.audit_events() == []

@@ -29,6 +29,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--session goes with --all")
     if (args.pid is None) != (args.started_at is None):
         raise UsageError("--pid and --started-at go together")
+    if args.pid is not None and args.pid <= 0:
+        raise UsageError(f"--pid takes a process id (a positive number), not {args.pid}")
     if args.pid is not None:
         from corral.service import sessions
 

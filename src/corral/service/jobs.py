@@ -16,7 +16,7 @@ from corral.adapters import ledger
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.adapters.ledger import JobRecord, supervisor_alive
 from corral.core.outcomes import JobState, StopResult
-from corral.errors import AmbiguousJob, JobNotFound
+from corral.errors import AmbiguousJob, JobNotFound, UsageError
 
 log = logging.getLogger("corral.service")
 
@@ -439,7 +439,10 @@ def stop_identity(
 ) -> tuple[list[StopOutcome], list[str]]:
     """Stop what `(pid, started_at)` names: a job's supervisor, or a process of a job; for
     anything else, `otherwise(identity)` answers (sessions: an attributed process), or the
-    target is reported unproven and left alone."""
+    target is reported unproven and left alone. A pid that names no single process (0 or
+    less: a group, or every process) is a usage error, and nothing is audited."""
+    if pid <= 0:
+        raise UsageError(f"a process id is a positive number, not {pid}")
     records = ledger.read_all().records
     for record in records:
         if record.pid == pid and record.started_at == when:
