@@ -71,7 +71,7 @@ def test_killed_supervisor_leftovers_are_stopped_one_by_one(corral_home: Path) -
     os.kill(job["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(job["pid"]), what="supervisor death")
     listed = corral_json("ls")["data"]
-    assert listed[0]["state"] == "running" and "supervisor gone" in listed[0]["note"]
+    assert listed[0]["state"] == "unsupervised" and "supervisor gone" in listed[0]["note"]
     out = corral_json("stop", job["id"])
     results = [t["result"] for t in out["data"][0]["targets"]]
     assert results[0] == "already_exited"  # the supervisor

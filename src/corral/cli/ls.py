@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from corral.core.outcomes import LIVE_STATES
 from corral.service.jobs import JobView
 
 
@@ -67,15 +68,15 @@ def render(jobs: list[JobView]) -> None:
             state,
             " ".join(f":{p}" for p in job.ports) or "-",
             human_age(job.age_seconds),
-            str(job.processes) if job.state in ("running", "stopping") else "-",
-            f"{job.cpu_percent:.1f}%" if job.state in ("running", "stopping") else "-",
+            str(job.processes) if job.state in LIVE_STATES else "-",
+            f"{job.cpu_percent:.1f}%" if job.state in LIVE_STATES else "-",
             human_bytes(job.rss_bytes) if job.rss_bytes else "-",
             short_path(job.cwd),
             job.command,
         )
     console.print(table)
     for job in jobs:
-        if job.tmux and job.state in ("running", "stopping"):
+        if job.tmux and job.state in LIVE_STATES:
             session, _, window = job.tmux.partition(":")
             text = f"{job.id[:8]}: tmux attach -t {session}  (window {window})"
             console.print(text, markup=False, highlight=False)

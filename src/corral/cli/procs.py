@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from corral.core.outcomes import LIVE_STATES
 from corral.errors import EXIT_FAILURE, CorralError, UsageError
 from corral.service.claude import Overview, overview
 
@@ -184,6 +185,6 @@ def _main(args: argparse.Namespace) -> int:
         mine = [r for r in records if not r.final and r.session == session]
         return _stop(mine, args, "this session has no running jobs")
     view = overview(session, folder)
-    earlier = {j.id for j in view.earlier if j.state in ("running", "stopping")}
+    earlier = {j.id for j in view.earlier if j.state in LIVE_STATES}
     chosen = [r for r in records if r.id in earlier]
     return _stop(chosen, args, "no jobs of earlier sessions are running in this project")

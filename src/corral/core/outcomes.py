@@ -20,8 +20,13 @@ class StopResult(enum.StrEnum):
 
 
 class JobState(enum.StrEnum):
+    """A job's state. The supervisor records running, stopping and the three final ones;
+    `unsupervised` is observed, never recorded: the supervisor died (SIGKILL) while processes
+    of the job still run."""
+
     RUNNING = "running"
     STOPPING = "stopping"
+    UNSUPERVISED = "unsupervised"
     STOPPED = "stopped"
     EXITED = "exited"
     KILLED = "killed"
@@ -30,11 +35,24 @@ class JobState(enum.StrEnum):
     def final(self) -> bool:
         return self in (JobState.STOPPED, JobState.EXITED, JobState.KILLED)
 
+    @property
+    def live(self) -> bool:
+        """Processes of the job still run (supervised or not)."""
+        return not self.final
+
+
+LIVE_STATES = frozenset(s.value for s in JobState if s.live)
+
 
 # The moves a job's state may make; anything else is a bug in whoever reported it.
 TRANSITIONS: dict[JobState, frozenset[JobState]] = {
-    JobState.RUNNING: frozenset({JobState.STOPPING, JobState.EXITED, JobState.KILLED}),
-    JobState.STOPPING: frozenset({JobState.STOPPED, JobState.KILLED, JobState.EXITED}),
+    JobState.RUNNING: frozenset(
+        {JobState.STOPPING, JobState.EXITED, JobState.KILLED, JobState.UNSUPERVISED}
+    ),
+    JobState.STOPPING: frozenset(
+        {JobState.STOPPED, JobState.KILLED, JobState.EXITED, JobState.UNSUPERVISED}
+    ),
+    JobState.UNSUPERVISED: frozenset({JobState.STOPPED, JobState.KILLED}),
     JobState.STOPPED: frozenset(),
     JobState.EXITED: frozenset(),
     JobState.KILLED: frozenset(),

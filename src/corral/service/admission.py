@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from corral import paths, supervisor
-from corral.adapters import ledger, listeners
+from corral.adapters import ledger, listeners, members
 from corral.adapters.identity import environ_has, started_at
 from corral.core.shell import messages
 from corral.core.shell.jobs import JobSpec
@@ -29,27 +29,56 @@ def job_folder(record: ledger.JobRecord) -> str:
     return where if isinstance(where, str) and where.startswith("/") else record.cwd
 
 
+def _key_of(record: ledger.JobRecord) -> members.JobKey:
+    return members.JobKey(record.id, record.pid, record.pgid, record.started_at)
+
+
 def live_jobs(records: Sequence[ledger.JobRecord] | None = None) -> list[LiveJob]:
-    """Running jobs from the ledger (`records`, default: read now) whose supervisor is still
-    the recorded process."""
+    """Running jobs from the ledger (`records`, default: read now): those whose supervisor is
+    still the recorded process, and those whose supervisor died while processes of the job
+    still run (unsupervised: a second copy would collide with them just the same)."""
     now = time.time()
-    jobs = []
+    alive: list[ledger.JobRecord] = []
+    orphaned: list[ledger.JobRecord] = []
     for record in ledger.read_all().records if records is None else records:
-        if record.final or not ledger.supervisor_alive(record):
+        if record.final:
             continue
-        ports: tuple[int, ...] = (record.port,) if record.port else ()
-        jobs.append(
-            LiveJob(
-                id=record.id,
-                pid=record.pid,
-                identity=record.identity,
-                cwd=job_folder(record),
-                ports=ports,
-                age_seconds=max(0.0, now - record.created_at),
-                command=record.command,
-            )
+        (alive if ledger.supervisor_alive(record) else orphaned).append(record)
+    if orphaned:  # rare (a supervisor was SIGKILLed): only then is the process table read
+        left = members.find([_key_of(r) for r in orphaned])
+        alive += [r for r in orphaned if left.get(r.id)]
+        alive.sort(key=lambda r: r.created_at)
+    return [
+        LiveJob(
+            id=record.id,
+            pid=record.pid,
+            identity=record.identity,
+            cwd=job_folder(record),
+            ports=(record.port,) if record.port else (),
+            age_seconds=max(0.0, now - record.created_at),
+            command=record.command,
         )
-    return jobs
+        for record in alive
+    ]
+
+
+def with_held_ports(
+    jobs: Sequence[LiveJob], records: Sequence[ledger.JobRecord], wanted: Collection[str]
+) -> list[LiveJob]:
+    """`jobs` with the ports their processes actually hold (found from their sockets, not
+    only a port written in the line), for the jobs whose identity is in `wanted`."""
+    by_id = {r.id: r for r in records}
+    keys = [_key_of(by_id[j.id]) for j in jobs if j.id in by_id and j.identity in wanted]
+    found = members.find(keys)
+    out = []
+    for job in jobs:
+        held = (
+            members.ports([job.pid, *(m.identity.pid for m in found[job.id])])
+            if job.id in found
+            else ()
+        )
+        out.append(job._replace(ports=tuple(sorted({*job.ports, *held}))))
+    return out
 
 
 def _job_of(pid: int, jobs: Sequence[LiveJob]) -> str | None:
@@ -221,6 +250,20 @@ def admit(
             extra_runners=extra_runners,
             package_scripts=package_scripts or {},
         )
+        if decision.action == "refuse" and jobs:
+            # a refusal names the ports the running job actually holds, to reuse
+            wanted = {spec.identity for spec in decision.jobs}
+            decision = decide(
+                line,
+                background=background,
+                cwd=cwd,
+                home=home,
+                live=with_held_ports(jobs, records, wanted),
+                held_ports=PortHolders(jobs),
+                wrapper=wrapper,
+                extra_runners=extra_runners,
+                package_scripts=package_scripts or {},
+            )
         if decision.action != "wrap" or decision.job_token is None or not reserve:
             return decision
         if accept is not None and not accept(decision):

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from corral import config, locations
+from corral.core.outcomes import LIVE_STATES
 from corral.core.shell.messages import age
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def session_briefing(folder: str, session: str | None) -> str | None:
     listed = [
         j
         for j in jobs.list_jobs().jobs
-        if j.state in ("running", "stopping") and _inside(j.cwd, root) and j.session != session
+        if j.state in LIVE_STATES and _inside(j.cwd, root) and j.session != session
     ]
     if not listed:
         return None

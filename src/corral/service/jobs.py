@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from corral import paths, supervisor
-from corral.adapters import ledger
+from corral.adapters import ledger, members
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.adapters.ledger import JobRecord, supervisor_alive
-from corral.core.outcomes import JobState, StopResult
+from corral.core.outcomes import JobState, StopResult, transition
 from corral.errors import AmbiguousJob, JobNotFound, UsageError
 
 log = logging.getLogger("corral.service")
@@ -59,43 +59,68 @@ def supervisor_identity(record: JobRecord) -> ProcessIdentity | None:
     return None if record.started_at is None else ProcessIdentity(record.pid, record.started_at)
 
 
-def _leftovers(record: JobRecord) -> list[ProcessIdentity]:
-    from corral.adapters import procs
+def _leftovers(records: Sequence[JobRecord]) -> dict[str, list[members.Member]]:
+    """Processes of jobs whose supervisor is gone, by job id (one read of the table)."""
+    keys = [members.JobKey(r.id, r.pid, r.pgid, r.started_at) for r in records]
+    return {job: found for job, found in members.find(keys).items() if found}
 
-    return procs.marked_processes("CORRAL_JOB", record.id)
+
+def _gone_note(record: JobRecord, left: Sequence[members.Member]) -> str:
+    unmarked = sum(1 for m in left if not m.marked)
+    text = (
+        f"supervisor gone; {len(left)} process(es) of the job remain: "
+        f"`corral stop {record.id[:8]}` ends them after checking each one"
+    )
+    if unmarked:
+        text += f" ({unmarked} without corral's marker are listed, never signalled)"
+    return text
 
 
-def _observed_state(record: JobRecord) -> tuple[JobState, str | None, list[int]]:
-    """The job's state as seen now, a note for a person, and pids of leftover processes."""
-    if record.final:
-        return JobState(record.state), None, []
-    alive = supervisor_alive(record)
-    if alive:
-        return JobState(record.state), None, []
-    left = _leftovers(record)
-    if left:
-        note = (
-            f"supervisor gone; {len(left)} process(es) of the job remain: "
-            f"`corral stop {record.id[:8]}` ends them after checking each one"
-        )
-        return JobState.RUNNING, note, [p.pid for p in left]
-    return JobState.KILLED, "supervisor ended without recording the job's end", []
+def _observed_states(
+    records: Sequence[JobRecord],
+) -> dict[str, tuple[JobState, str | None, list[int]]]:
+    """Each job's state as seen now, a note for a person, and the pids of processes that
+    outlived its supervisor (the job is then `unsupervised`)."""
+    seen: dict[str, tuple[JobState, str | None, list[int]]] = {}
+    gone = []
+    for record in records:
+        if record.final or supervisor_alive(record):
+            seen[record.id] = (JobState(record.state), None, [])
+        else:
+            gone.append(record)
+    left = _leftovers(gone) if gone else {}
+    for record in gone:
+        found = left.get(record.id)
+        if found:
+            state = transition(record.id, JobState(record.state), JobState.UNSUPERVISED)
+            pids = [m.identity.pid for m in found]
+            seen[record.id] = (state, _gone_note(record, found), pids)
+        else:
+            note = "supervisor ended without recording the job's end"
+            seen[record.id] = (JobState.KILLED, note, [])
+    return seen
 
 
 def list_jobs(
     *, include_finished: bool = False, session: str | None = None, measure: bool = True
 ) -> Listing:
-    """Jobs in the ledger with their live usage; finished ones only with include_finished."""
+    """Jobs in the ledger with their live usage (ports read from their processes' sockets);
+    finished ones only with `include_finished`; only those of `session` when given. A job
+    whose supervisor died while its processes run is listed `unsupervised`, with them."""
     read = ledger.read_all()
+    chosen = [r for r in read.records if session is None or r.session == session]
+    states = _observed_states(chosen)
     observed = []
-    for record in read.records:
-        if session is not None and record.session != session:
-            continue
-        state, note, extra = _observed_state(record)
+    for record in chosen:
+        state, note, extra = states[record.id]
         if state.final and not include_finished:
             continue
         observed.append((record, state, note, extra))
-    live = {r.id: (r.pid, extra) for r, s, _, extra in observed if not s.final}
+    live = {
+        r.id: (r.pid if s is not JobState.UNSUPERVISED else -1, extra)
+        for r, s, _, extra in observed
+        if not s.final
+    }
     usage: dict[str, Any] = {}
     if live and measure:
         from corral.adapters import scan
@@ -165,6 +190,16 @@ class TargetOutcome:
         }
 
 
+def target(
+    ident: ProcessIdentity,
+    result: StopResult,
+    detail: str | None = None,
+    role: str = "process",
+) -> TargetOutcome:
+    """The one way a stop's outcome for a target is built."""
+    return TargetOutcome(ident.pid, ident.started_at, role, result, detail)
+
+
 @dataclass(frozen=True)
 class StopOutcome:
     job: str
@@ -198,36 +233,32 @@ def _request_stop(record: JobRecord) -> None:
 
 
 def _stop_leftovers(record: JobRecord, grace: float) -> list[TargetOutcome]:
-    """Supervisor gone: signal each process carrying the job's marker, after checking it."""
+    """Supervisor gone: signal each process carrying the job's marker, after checking its
+    identity and the marker; a process of the job's group without the marker (it cleared its
+    environment) cannot be proven the job's now: reported unproven, never signalled."""
     from corral.adapters import procs
 
     outcomes: list[TargetOutcome] = []
     handles = []
-    for ident in procs.marked_processes("CORRAL_JOB", record.id):
-        handle = procs.open_verified(ident)
-        if handle is None:
+    for member in _leftovers([record]).get(record.id, []):
+        ident = member.identity
+        if not member.marked:
             outcomes.append(
-                TargetOutcome(ident.pid, ident.started_at, "process", StopResult.ALREADY_EXITED)
-            )
-            continue
-        marked = procs.verify_marker(ident, "CORRAL_JOB", record.id)
-        if marked is None:
-            handle.close()
-            outcomes.append(
-                TargetOutcome(
-                    ident.pid,
-                    ident.started_at,
-                    "process",
-                    StopResult.UNPROVEN,
-                    "environment unreadable",
+                unreached(
+                    ident, "no corral marker in its environment (it cleared it); not signalled"
                 )
             )
             continue
+        handle = procs.open_verified(ident)
+        if handle is None:
+            outcomes.append(target(ident, StopResult.ALREADY_EXITED))
+            continue
+        marked = procs.verify_marker(ident, "CORRAL_JOB", record.id)
         if not marked:
             handle.close()
-            outcomes.append(
-                TargetOutcome(ident.pid, ident.started_at, "process", StopResult.IDENTITY_MISMATCH)
-            )
+            result = StopResult.UNPROVEN if marked is None else StopResult.IDENTITY_MISMATCH
+            detail = "environment unreadable" if marked is None else None
+            outcomes.append(target(ident, result, detail))
             continue
         handles.append(handle)
     outcomes.extend(signal_handles(handles, grace))
@@ -345,11 +376,13 @@ def stop_records(
             "pid now belongs to another process; not signalled" if mismatch else None,
         )
         rest = _stop_leftovers(record, record.grace)
-        state = JobState.STOPPED if all(t.result.ok for t in rest) else JobState.RUNNING
-        if rest and state == JobState.STOPPED:
-            _finish_record(record, JobState.STOPPED)
-        elif not rest:
-            state = JobState.KILLED  # nothing of the job is left; its supervisor died
+        if not rest:  # nothing of the job is left; its supervisor died
+            state = transition(record.id, JobState(record.state), JobState.KILLED)
+        elif all(t.result.ok for t in rest):
+            state = transition(record.id, JobState.UNSUPERVISED, JobState.STOPPED)
+            _finish_record(record, state)
+        else:  # what could not be proven still runs: the job stays listed
+            state = transition(record.id, JobState(record.state), JobState.UNSUPERVISED)
         outcomes[record.id] = StopOutcome(record.id, record.command, state.value, [first, *rest])
     if waiting:
         gone = procs.wait_gone([h for _, h in waiting.values()], timeout)
@@ -504,7 +537,7 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
         if not record.final:
             if supervisor_alive(record):
                 continue
-            if _leftovers(record):
+            if _leftovers([record]):
                 kept.append(
                     (
                         record.id,
