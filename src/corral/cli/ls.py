@@ -89,15 +89,23 @@ def main(args: argparse.Namespace) -> int:
         from corral.cli.session import list_orphans
 
         return list_orphans(args)
-    from corral.service.jobs import list_jobs
+    from corral.service.listing import list_rows
+    from corral.service.sessions import project_root
 
-    listing = list_jobs(include_finished=args.all, session=args.session)
-    for warning in listing.warnings:
+    project = None if args.session else project_root()
+    rows = list_rows(session=args.session, project=project, include_finished=args.all)
+    for warning in rows.warnings:
         sys.stderr.write(f"corral ls: warning: {warning}\n")
     if args.json:
         from corral.core.envelope import dumps
 
-        print(dumps([j.to_json() for j in listing.jobs], listing.warnings))
-    else:
-        render(listing.jobs)
+        print(dumps(rows.to_json(), rows.warnings))
+        return 0
+    render(rows.jobs)
+    if rows.processes:
+        from corral.cli.session import render_processes
+
+        where = f"session {args.session}" if args.session else "agent sessions in this project"
+        print(f"\nNot supervised ({where}; `corral stop --pid PID --started-at T` stops one):")
+        render_processes(rows.processes, "")
     return 0

@@ -97,7 +97,7 @@ def render(view: Overview) -> str:
         out += ["", f"Jobs of earlier sessions in {short_path(view.project)}:"]
         out += [f"  {line}" for line in _job_lines(view.earlier)]
     if view.others:
-        out += ["", f"Jobs of other live sessions in {short_path(view.project)}:"]
+        out += ["", f"Other jobs in {short_path(view.project)} (live sessions, or none):"]
         out += [f"  {line}" for line in _job_lines(view.others)]
     if view.loose:
         out += ["", "Not supervised (Claude ran them in the background, or left over):"]

@@ -44,6 +44,7 @@ class JobView:
     backend: str = "group"
     tmux: str | None = None  # `session:window` of a tmux-backend job
     note: str | None = None
+    attribution: str = "supervised"  # the listing's row model (see service.listing)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
-from corral.service import activity, sessions
+from corral.service import activity, jobs, sessions
 
 log = logging.getLogger("corral.daemon")
 
@@ -229,7 +229,14 @@ def create_app(
         obs = await warm.fresh()
         listing = sessions.list_processes(session, observed=obs)
         agent = obs.attributed.agents.get(session, "unknown")
-        return _reply({"session": session, "agent": agent, **listing.to_json()}, listing.warnings)
+        job_rows = await asyncio.to_thread(jobs.list_jobs, session=session)
+        body = {
+            "session": session,
+            "agent": agent,
+            "jobs": [j.to_json() for j in job_rows.jobs],  # the rows `corral ls --session` has
+            **listing.to_json(),
+        }
+        return _reply(body, [*listing.warnings, *job_rows.warnings])
 
     async def processes(request: Request) -> JSONResponse:
         _only_params(request, {"orphaned", "all_projects", "project", "session"})
