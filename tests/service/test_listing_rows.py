@@ -10,6 +10,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,7 @@ def test_earlier_never_reaches_a_job_started_without_a_session(project: Path) ->
     corral("stop", by_hand["id"], check=True)
 
 
-def corral_json_in(cwd: Path, *args: str) -> object:
+def corral_json_in(cwd: Path, *args: str) -> Any:
     import json
 
     out = corral(*args, "--json", cwd=cwd)
