@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from corral.adapters import listeners
 from corral.adapters.identity import PGRP, PPID, ProcessIdentity, read_stat, started_at
+from corral.lowlevel import sockets as listeners
 
 _LINUX = sys.platform.startswith("linux")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from corral.lowlevel import record
+
 
 class StopResult(enum.StrEnum):
     """Per-target outcome of a stop. Only the first two are success."""
@@ -20,20 +22,20 @@ class StopResult(enum.StrEnum):
 
 
 class JobState(enum.StrEnum):
-    """A job's state. The supervisor records running, stopping and the three final ones;
-    `unsupervised` is observed, never recorded: the supervisor died (SIGKILL) while processes
-    of the job still run."""
+    """A job's state. The ledger records running, stopping and the three final ones (the
+    values are lowlevel.record's); `unsupervised` is observed, never recorded: the supervisor
+    died (SIGKILL) while processes of the job still run."""
 
-    RUNNING = "running"
-    STOPPING = "stopping"
+    RUNNING = record.RUNNING
+    STOPPING = record.STOPPING
     UNSUPERVISED = "unsupervised"
-    STOPPED = "stopped"
-    EXITED = "exited"
-    KILLED = "killed"
+    STOPPED = record.STOPPED
+    EXITED = record.EXITED
+    KILLED = record.KILLED
 
     @property
     def final(self) -> bool:
-        return self in (JobState.STOPPED, JobState.EXITED, JobState.KILLED)
+        return self.value in record.STATES_FINAL
 
     @property
     def live(self) -> bool:

@@ -1,6 +1,6 @@
 """corral's job supervisor: runs one shell line as the leader of a new process group.
 
-usage: python3 -I -S supervisor.py [--job TOKEN] [--task | --detached] [--session ID]
+usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--session ID]
            [--grace SECONDS] [--ledger DIR] [--identity DIGEST] [--port N]
            [--ready-fd FD] [--meta KEY=VALUE ...] -- LINE
 
@@ -27,34 +27,33 @@ whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after t
 period). SIGHUP is ignored by the supervisor itself. If the group cannot be led or the
 ledger cannot be written, LINE runs exactly as written, unsupervised.
 
-This module is standalone: it imports only the standard library, nothing from corral.
-The rest of corral imports its record format and its display redaction from here.
+Started through launcher.py (from bytecode). It imports only the standard library and
+corral's floor (corral.lowlevel: the record format, display redaction, /proc, locations).
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import select
 import sys
 import time
+
+from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supervisor_argv
+from corral.lowlevel.procfs import _decimal, _proc_stat, self_identity, start_ticks
+from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
+from corral.lowlevel.redact import command_digest, display_command
 
 # Start-up is this program's budget: typing, json and re cost milliseconds to import, so
 # they are imported for type checking only, or only when a line needs them; `signal` is the
 # C module underneath, without the enum wrappers (same functions, plain int signals).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
     import signal
     from typing import Any
 else:
     import _signal as signal
 
-LEDGER_VERSION = 1
-DEFAULT_GRACE = 3.0
-STATES_FINAL = ("exited", "stopped", "killed")
 _PLATFORM_LINUX = sys.platform.startswith("linux")
-_SCRIPT = __file__  # CPython removes __file__ from a script's globals once its top level ends
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEARED_ENV = (b"SHELLOPTS", b"BASHOPTS", b"BASH_ENV", b"ENV", b"CORRAL_JOB")
 # Signals whose default action dumps core: re-raised only once our core limit is 0.
@@ -62,536 +61,6 @@ _CORE_SIGNALS = (
     signal.SIGQUIT, signal.SIGILL, signal.SIGTRAP, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE,
     signal.SIGSEGV, signal.SIGSYS, signal.SIGXCPU, signal.SIGXFSZ,
 )  # fmt: skip
-
-
-# -- display text: no secret ever reaches the ledger ------------------------------------
-
-_MASK = "***"
-_SECRET_WORD = r"(?:token|secret|passw(?:or)?d|pass|pwd|api[-_]?key|apikey|auth|credential|private[-_]?key|access[-_]?key|key|cookie|session[-_]?id|signature|dsn)"  # noqa: E501
-# Names that hold a secret word but no secret (`git log --author=`, `--max-tokens 256`).
-_NOT_SECRET_WORDS = r"(?:author(?!i)|tokens\b|tokenizer|keyword|keyboard|keymap|monkey|bypass|passes|passthrough|compass)"  # noqa: E501
-# A shell word: quoted parts, escapes and plain characters glued together; an unclosed
-# quote runs to the end of the line (the shell would reject it, but it may hold a secret).
-# Every alternative starts with a different character and can end in one place only, so
-# a word that fails to match is given up in linear time (no exponential backtracking).
-_VALUE = (
-    r"""(?:'[^']*(?:'|\Z)"""  # single-quoted
-    r"""|"(?:[^"\\]|\\(?:[\s\S]|\Z))*(?:"|\Z)"""  # double-quoted
-    r"""|\\(?:[\s\S]|\Z)|[^\s;&|'"\\])+"""  # an escaped or a plain character
-)
-_ASSIGN = r"[A-Za-z_][A-Za-z0-9_]*=" + _VALUE + "?"
-_SHOWN_MAX = 4096
-_ASSIGNMENTS: re.Pattern[str] | None = None
-_COMPILED: dict[str, re.Pattern[str]] = {}
-
-# Each rule runs only when its trigger is in the text, so most lines never load `re` and
-# a line compiles only the rules it may need. A trigger is a necessary condition: a tuple
-# of groups of words, and every group must have one of its words in the text (in the
-# lowered text for a case-insensitive rule). Substitutions only put "***" in place of a
-# span, so a word with no "*" cannot appear in the text that a later rule reads unless it
-# was already there: the triggers are tested once, on the text with assignments dropped.
-# A non-ASCII line runs every rule: a case-insensitive regex folds some letters onto ASCII
-# ones (the long s onto s, the Kelvin sign onto k), and lower() does not.
-# A trigger: groups separated by spaces, each a choice of words separated by |; every group
-# must have one of its words in the text. S stands for the secret words.
-_SECRET_WORDS = "token|secret|pass|pwd|key|auth|credential|cookie|session|signature|dsn"
-_RULE_TRIGGERS = (
-    ":// @",  # scheme://user:password@host
-    ":// @",  # scheme://token@host
-    "hooks.slack.com/",
-    "/api/webhooks/",
-    "sig=",
-    "bearer",
-    ": basic|token|digest",
-    ": S",  # header-like `Name: value`
-    "- = S",  # --flag=value
-    "- S",  # --flag value
-    "config set S",
-    "= S",  # NAME=value
-    "mysql|mariadb -p",
-    "sshpass -p",
-    "redis-cli -a",
-    "login -p",
-    "curl -u :",  # -u, -U, --user, --proxy-user (lowered)
-    "http|xh -a :",
-    "secret set -b",
-)
-_TRIGGER_GROUPS = tuple(
-    tuple(tuple((_SECRET_WORDS if g == "S" else g).split("|")) for g in spec.split())
-    for spec in _RULE_TRIGGERS
-)
-# Provider key shapes, each with the literal text (case as written) it cannot match without.
-_KEY_SHAPES = (
-    ("AKIA|ASIA|ABIA|ACCA", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
-    ("ghp_|gho_|ghu_|ghs_|ghr_", r"gh[pousr]_[A-Za-z0-9]{20,}"),
-    ("github_pat_", r"github_pat_[A-Za-z0-9_]{20,}"),
-    ("glpat-|glptt-|gldt-|glrt-|glft-|glimt-|glsoat-|glagent-",
-     r"gl(?:pat|ptt|dt|rt|ft|imt|soat|agent)-[A-Za-z0-9_-]{16,}"),
-    ("xox", r"xox[abposre]-[A-Za-z0-9-]{10,}"),
-    ("xapp-", r"xapp-[A-Za-z0-9-]{10,}"),
-    ("_live_|_test_", r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),
-    ("whsec_", r"whsec_[A-Za-z0-9+/=]{20,}"),
-    ("sk-ant-", r"sk-ant-[A-Za-z0-9_-]{10,}"),
-    ("sk-", r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
-    ("AIza", r"AIza[0-9A-Za-z_-]{30,}"),
-    ("ya29.", r"ya29\.[0-9A-Za-z_-]{20,}"),
-    ("npm_", r"npm_[A-Za-z0-9]{30,}"),
-    ("pypi-", r"pypi-[A-Za-z0-9_-]{30,}"),
-    ("hf_", r"hf_[A-Za-z0-9]{30,}"),
-    ("dop_v1_", r"dop_v1_[a-f0-9]{40,}"),
-    ("shp", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}"),
-    ("SG.", r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    ("sq0", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}"),
-    ("SK", r"SK[0-9a-fA-F]{32}"),
-    ("key-", r"key-[0-9a-zA-Z]{32}"),
-    ("hvs.|hvb.|hvr.", r"hv[sbr]\.[A-Za-z0-9_-]{20,}"),
-    ("lin_", r"lin_(?:api|oauth)_[A-Za-z0-9]{30,}"),
-    ("PMAK-", r"PMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{30,}"),
-    ("glsa_", r"glsa_[A-Za-z0-9_]{30,}"),
-    ("glc_", r"glc_[A-Za-z0-9+/=]{30,}"),
-    ("sntry", r"sntry[su]_[A-Za-z0-9+/=_]{30,}"),
-    ("dapi", r"dapi[a-f0-9]{32}"),
-    ("figd_", r"figd_[A-Za-z0-9_-]{30,}"),
-    ("dp.", r"dp\.(?:st|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{30,}"),
-    ("AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[0-9A-Z]{50,}"),
-    ("eyJ", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    (":AA", r"\d{8,10}:AA[A-Za-z0-9_-]{30,}"),
-    ("-----BEGIN",
-     r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-     r"(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"),
-)  # fmt: skip
-_SHAPE_WORDS = tuple(tuple(words.split("|")) for words, _ in _KEY_SHAPES)
-_RULES: list[tuple[str, str]] | None = None
-
-
-def _rules() -> list[tuple[str, str]]:
-    """(pattern, replacement) of every rule but the key shapes, in _RULE_TRIGGERS order."""
-    global _RULES
-    if _RULES is None:
-        # A name holding a secret word (the lookahead finds it, then the name is taken whole
-        # and never given back: linear time however long the word).
-        flag_name = r"(?![\w-]*?" + _NOT_SECRET_WORDS + r")(?=[\w-]*?" + _SECRET_WORD + r")[\w-]++"
-        plain_name = r"(?!\w*?" + _NOT_SECRET_WORDS + r")(?=\w*?" + _SECRET_WORD + r")\w++"
-        # Programs whose short option takes a password: (program, option before the value),
-        # looked for within a bounded stretch of the same command.
-        start = r"((?:^|[\s;&|(])"
-        program_passwords = [
-            (r"(?:mysql|mariadb)[\w-]*", r"\s-p", r"\S+"),  # glued: -pSECRET
-            (r"sshpass", r"\s-p\s*", _VALUE),
-            (r"redis-cli", r"\s-a\s+", _VALUE),
-            (r"(?:docker|podman|nerdctl|buildah|skopeo|oras)\s+login", r"\s-p\s*", _VALUE),
-            (
-                r"curl",
-                r"""\s(?:-u|--user|-U|--proxy-user)(?:\s+|=)?['"]?[^\s:'"]*:""",
-                r"""[^\s'"]+""",
-            ),
-            (
-                r"(?:http|https|xh)",
-                r"""\s(?:-a|--auth)(?:\s+|=)?['"]?[^\s:'"]*:""",
-                r"""[^\s'"]+""",
-            ),
-            (r"\S*secret\s+set", r"\s(?:-b|--body)(?:\s+|=)", _VALUE),
-        ]
-        _RULES = [
-            # URL credentials: scheme://user:password@host (a raw @ may sit in the password),
-            # scheme://token@host, and webhook URLs whose path is the secret
-            (r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@'\"]*:)[^\s/'\"]+(@)", r"\1***\2"),
-            (r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_.~-]{16,}(@)", r"\1***\2"),
-            (r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s'\"]+", r"\1***"),
-            (r"(discord(?:app)?\.com/api/webhooks/\d+/)[^\s'\"/?]+", r"\1***"),
-            (r"([?&;]sig=)[^\s&'\"#]+", r"\1***"),
-            # Authorization schemes and secret-looking header values
-            (r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}", r"\1\2***"),
-            (r"(?i)(:\s*)(basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}", r"\1\2\3***"),
-            (
-                r"(?i)((?<![\w/-])(?=[\w-]*?"
-                + _SECRET_WORD
-                + r")[\w-]++\s*:\s*(?:(?:bearer|basic|token|digest)\s+)?)[^\s'\"]+",
-                r"\1***",
-            ),
-            # --flag=value and --flag value for secret-looking flags
-            (r"(?i)((?:^|\s)--?" + flag_name + r"=)" + _VALUE, r"\1***"),
-            (r"(?i)((?:^|\s)--?" + flag_name + r"\s+)(?!-)" + _VALUE, r"\1***"),
-            # `aws configure set aws_secret_access_key VALUE`, `npm config set _authToken V`
-            (
-                r"(?i)(\bconfig(?:ure)?\s+set\s+(?:--?[\w-]+\s+){0,8}['\"]?(?=[\w.:/@-]*?"
-                + _SECRET_WORD
-                + r")[\w.:/@-]++['\"]?\s+)(?!-)"
-                + _VALUE,
-                r"\1***",
-            ),
-            # NAME=value arguments whose name looks secret (make TOKEN=..., docker -e KEY=...)
-            (r"(?i)(\b" + plain_name + r"=)" + _VALUE, r"\1***"),
-            *(
-                (start + program + r"\b[^\n;&|]{0,400}?" + option + ")" + value, r"\1***")
-                for program, option, value in program_passwords
-            ),
-        ]
-    return _RULES
-
-
-def _compiled(pattern: str) -> re.Pattern[str]:
-    found = _COMPILED.get(pattern)
-    if found is None:
-        import re
-
-        if len(_COMPILED) > 200:  # a long-lived reader sees many subsets of key shapes
-            _COMPILED.clear()
-        found = _COMPILED[pattern] = re.compile(pattern)
-    return found
-
-
-def _holds(text: str, groups: tuple[tuple[str, ...], ...]) -> bool:
-    return all(any(word in text for word in group) for group in groups)
-
-
-def _redact(text: str, every_rule: bool) -> str:
-    lowered = text.lower()
-    rules = [i for i, groups in enumerate(_TRIGGER_GROUPS) if every_rule or _holds(lowered, groups)]
-    if (
-        rules
-        and not every_rule
-        and set(rules) <= _SCANNED_RULES
-        and not any(mark in text for mark in ("'", '"', "\\"))
-        and not any(_holds(text, (words,)) for words in _SHAPE_WORDS)
-    ):
-        # Secret-looking flags and NAME=value on a plain line: scanners, not `re`.
-        if _FLAG_GLUED in rules:
-            text = _hide_flag_values(text, glued=True)
-        if _FLAG_SPACED in rules:
-            text = _hide_flag_values(text, glued=False)
-        if _NAME_VALUE in rules:
-            text = _hide_named_values(text)
-        return text
-    sources = _rules() if rules else []
-    for i in rules:
-        pattern, replacement = sources[i]
-        text = _compiled(pattern).sub(replacement, text)
-    # One alternation of the key shapes that may be present: a shape whose literal text is
-    # absent matches nowhere, so leaving it out changes no match of the others.
-    shapes = [
-        shape
-        for words, (_, shape) in zip(_SHAPE_WORDS, _KEY_SHAPES, strict=True)
-        if every_rule or _holds(text, (words,))
-    ]
-    if shapes:
-        text = _compiled("|".join(f"(?:{shape})" for shape in shapes)).sub(_MASK, text)
-    return text
-
-
-# The rules `--flag=value`, `--flag value` and `NAME=value` (indexes in _RULE_TRIGGERS) as
-# scanners that give what their regexes give on an ASCII line with no quote or backslash
-# (property-tested against them), so that the commonest secret-looking lines load no `re`.
-_FLAG_GLUED, _FLAG_SPACED, _NAME_VALUE = 8, 9, 11
-_SCANNED_RULES = frozenset((_FLAG_GLUED, _FLAG_SPACED, _NAME_VALUE))
-# _SECRET_WORD and _NOT_SECRET_WORDS as words to look for in a lowered name
-_SECRET_IN_NAME = _SECRET_WORDS.replace("session", "sessionid|session_id|session-id").split("|")
-_NOT_SECRET_IN_NAME = (
-    "tokenizer", "keyword", "keyboard", "keymap", "monkey", "bypass", "passes", "passthrough",
-    "compass",
-)  # fmt: skip
-_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789")
-_FLAG_WORD = _WORD | {"-"}
-
-
-def _secret_name(name: str) -> bool:
-    r"""The lookaheads of the name rules, for a lowered name that is a whole [\w-] run."""
-    if not any(word in name for word in _SECRET_IN_NAME):
-        return False
-    if any(word in name for word in _NOT_SECRET_IN_NAME):
-        return False
-    for word, allowed_after in (
-        ("author", "i"),
-        ("tokens", "abcdefghijklmnopqrstuvwxyz0123456789_"),
-    ):
-        at = name.find(word)
-        while at >= 0:
-            after = name[at + len(word) : at + len(word) + 1]
-            if not after or after not in allowed_after:  # author(?!i), tokens\b
-                return False
-            at = name.find(word, at + 1)
-    return True
-
-
-def _value_end(text: str, start: int) -> int:
-    end = start
-    while end < len(text) and not text[end].isspace() and text[end] not in ";&|":
-        end += 1
-    return end
-
-
-def _hide_flag_values(text: str, glued: bool) -> str:
-    r"""`(?:^|\s)--?NAME=VALUE` (glued) or `(?:^|\s)--?NAME\s+(?!-)VALUE`: VALUE -> ***."""
-    lowered, n = text.lower(), len(text)
-    out: list[str] = []
-    kept = 0
-    dash = text.find("-")
-    while dash >= 0:
-        if dash == 0 or (dash > kept and text[dash - 1].isspace()):
-            end = dash + 1
-            while end < n and text[end] in _FLAG_WORD:
-                end += 1
-            if glued:
-                start = end + 1 if text[end : end + 1] == "=" else n
-            else:
-                start = end
-                while start < n and text[start].isspace():
-                    start += 1
-                if start == end or text[start : start + 1] == "-":
-                    start = n
-            stop = _value_end(text, start)
-            if stop > start and _secret_name(lowered[dash + 1 : end]):
-                out += (text[kept:start], _MASK)
-                kept = stop
-                dash = text.find("-", stop)
-                continue
-        dash = text.find("-", dash + 1)
-    out.append(text[kept:])
-    return "".join(out)
-
-
-def _hide_named_values(text: str) -> str:
-    r"""`\bNAME=VALUE` with a secret-looking NAME: VALUE -> ***."""
-    lowered, n = text.lower(), len(text)
-    out: list[str] = []
-    kept = i = 0
-    while i < n:
-        if text[i] not in _WORD:
-            i += 1
-            continue
-        end = i + 1  # a whole word: \b at i, and \w++ takes it to its end
-        while end < n and text[end] in _WORD:
-            end += 1
-        if text[end : end + 1] == "=":
-            stop = _value_end(text, end + 1)
-            if stop > end + 1 and _secret_name(lowered[i:end]):
-                out += (text[kept : end + 1], _MASK)
-                kept = i = stop
-                continue
-        i = end
-    out.append(text[kept:])
-    return "".join(out)
-
-
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_NAME_CHARS = _NAME_START | frozenset("0123456789")
-
-
-def _assignments_end(line: str, i: int, stop: list[int]) -> int:
-    """Where the run of `NAME=value ` words at i ends (i: none); a line with no quotes.
-
-    stop is [a, b]: no whitespace or ;&| in line[a:b], and line[b] is one (or b is the end).
-    Scans share it, so a line of many `(A=b(A=b…` starts is read once, not once a start."""
-    n = len(line)
-    while i < n and line[i] in _NAME_START:
-        j = i + 1
-        while j < n and line[j] in _NAME_CHARS:
-            j += 1
-        if j == n or line[j] != "=":
-            break
-        j += 1
-        if not stop[0] <= j <= stop[1]:
-            k = j
-            while k < n and not line[k].isspace() and line[k] not in ";&|":
-                k += 1
-            stop[:] = [j, k]
-        k = stop[1]
-        if k in (j, n) or not line[k].isspace():
-            break  # no value, or the value runs into an operator or the end of the line
-        while k < n and line[k].isspace():
-            k += 1
-        i = k
-    return i
-
-
-def _drop_plain_assignments(line: str) -> str:
-    """_ASSIGNMENTS.sub without `re`, for an ASCII line with no quote, escape, env or sudo."""
-    out: list[str] = []
-    stop = [-1, -1]
-    kept = 0  # line[kept:pos] is still to be copied
-    pos, n = 0, len(line)
-    end = _assignments_end(line, 0, stop)
-    if end > 0:
-        kept = pos = end
-    while pos < n:
-        if line[pos] in ";&|(\n":
-            words = pos + 1
-            while words < n and line[words].isspace():
-                words += 1
-            end = _assignments_end(line, words, stop)
-            if end > words:
-                out.append(line[kept:words])
-                kept = pos = end
-                continue
-        pos += 1
-    out.append(line[kept:])
-    return "".join(out)
-
-
-def _assignments_pattern() -> re.Pattern[str]:
-    global _ASSIGNMENTS
-    if _ASSIGNMENTS is None:
-        import re
-
-        options = (
-            r"(?:(?:-u|--unset|-C|--chdir|-S|--split-string)\s+\S+\s+"
-            r"|-[a-zA-Z-]+(?:=\S*)?\s+){0,8}"
-        )
-        starts = r"(^|[;&|(\n]\s*|\b(?:env|sudo)\s+" + options + ")"
-        _ASSIGNMENTS = re.compile(starts + r"((?:" + _ASSIGN + r"\s+)++)")
-    return _ASSIGNMENTS
-
-
-def _drop_assignments(line: str) -> str:
-    """Remove `NAME=value` words where they set a command's environment."""
-    if "=" not in line:
-        return line
-    plain = line.isascii() and not any(c in line for c in ("'", '"', "\\", "env", "sudo"))
-    previous = None
-    while previous != line:
-        previous = line
-        if plain:
-            line = _drop_plain_assignments(line)
-        else:
-            line = _assignments_pattern().sub(lambda m: m.group(1), line)
-    return line
-
-
-def _display_all_rules(line: str) -> str:
-    """display_command without the triggers: every rule runs."""
-    return _redact(_drop_assignments(line), every_rule=True).strip()
-
-
-def _shorten(line: str) -> str:
-    """The first _SHOWN_MAX characters, cut between words so no secret is shown in part."""
-    cut = line[:_SHOWN_MAX]
-    if not line[_SHOWN_MAX].isspace():
-        cut = cut[: max(cut.rfind(" "), cut.rfind("\t"), cut.rfind("\n"), 0)]
-    return cut.rstrip() + " …"
-
-
-def display_command(line: str) -> str:
-    """The line as corral shows and stores it: assignments removed, secrets hidden."""
-    if len(line) > _SHOWN_MAX:  # the rules take time that grows faster than the line
-        line = _shorten(line)
-    return _redact(_drop_assignments(line), every_rule=not line.isascii()).strip()
-
-
-def command_digest(line: str) -> str:
-    try:  # the bare C module: a third of hashlib's import time
-        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        try:
-            from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
-        except ImportError:
-            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
-    return str(sha256(line.encode("utf-8", "surrogateescape")).hexdigest())
-
-
-# -- identity -----------------------------------------------------------------------------
-
-
-def boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return "noboot"
-
-
-def _decimal(digits: bytes) -> int:
-    """int(digits) for ASCII digits, without int(): CPython's first conversion of a decimal
-    string calls libm's log(), which maps about 230 kB of libm into a supervisor for life."""
-    value = 0
-    for digit in digits:
-        value = value * 10 + digit - 48
-    return value
-
-
-def start_ticks(pid: int) -> int | None:
-    """Linux: the process's start time in clock ticks since boot, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return _decimal(fields[19])
-
-
-def _proc_stat(pid: int) -> tuple[int, int, int] | None:
-    """(ppid, pgid, start ticks) of a Linux process, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    if fields[0] == b"Z":
-        return None
-    return _decimal(fields[1]), _decimal(fields[2]), _decimal(fields[19])
-
-
-def self_identity() -> str | None:
-    if not _PLATFORM_LINUX:
-        return None  # readers fill it from psutil's create time
-    ticks = start_ticks(os.getpid())
-    return None if ticks is None else f"{boot_id()}:{ticks}"
-
-
-# -- ledger -------------------------------------------------------------------------------
-
-
-def default_ledger_dir() -> str:
-    home = os.environ.get("CORRAL_HOME")
-    if home:
-        return os.path.join(home, "ledger")
-    if sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Application Support")
-    else:
-        base = os.environ.get("XDG_STATE_HOME", "").strip() or os.path.expanduser("~/.local/state")
-    return os.path.join(base, "corral", "ledger")
-
-
-def _json_value(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value) if abs(value) < float("inf") else "null"  # NaN compares False
-    out = ['"']
-    for char in str(value):
-        code = ord(char)
-        if char in ('"', "\\"):
-            out.append("\\" + char)
-        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
-
-
-def encode_record(record: dict[str, Any]) -> bytes:
-    """JSON for a flat record (the json module costs milliseconds of start-up to import)."""
-    body = ", ".join(f"{_json_value(k)}: {_json_value(v)}" for k, v in record.items())
-    return ("{" + body + "}").encode("utf-8")
-
-
-def write_record(ledger: str, record: dict[str, Any]) -> None:
-    """Atomically replace <ledger>/<id>.json with `record` (temp file + rename, mode 0600)."""
-    final = os.path.join(ledger, record["id"] + ".json")
-    temp = os.path.join(ledger, f".{record['id']}.{os.getpid()}.tmp")
-    data = encode_record(record)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(temp, final)
 
 
 def _log(ledger: str, message: str) -> None:
@@ -677,6 +146,8 @@ def _parse(argv: list[str]) -> dict[str, Any]:
                 if not (text.isascii() and text.isdigit()):
                     raise ValueError(f"--{key.replace('_', '-')} takes a number, not {text!r}")
                 opts[key] = _decimal(text.encode())
+        if opts["port"] is not None and opts["port"] > 65535:  # readers refuse such a record
+            raise ValueError(f"--port takes a port number, not {opts['port']}")
     except ValueError as exc:
         raise _Usage(str(exc)) from None
     if not 0 <= opts["grace"] <= 3600:
@@ -736,7 +207,7 @@ class Supervisor:
         self.opts = opts
         self.inherited_hup = inherited_hup
         self.token: str = opts["job"]
-        self.ledger: str = opts["ledger"] or default_ledger_dir()
+        self.ledger: str = absolute(opts["ledger"]) if opts["ledger"] else ledger_dir()
         self.grace: float = opts["grace"]
         self.pid = os.getpid()
         self.child = 0
@@ -797,10 +268,7 @@ class Supervisor:
                 pass  # not glibc: the memory stays ours, nothing else changes
 
     def open_ledger(self) -> int:
-        os.makedirs(self.ledger, mode=0o700, exist_ok=True)
-        if os.stat(self.ledger).st_uid != os.getuid():
-            raise OSError(errno.EPERM, "ledger folder belongs to another user", self.ledger)
-        os.chmod(self.ledger, 0o700)
+        ensure_private(self.ledger)
         os.mkfifo(self.fifo_path, 0o600)
         # O_RDWR: we hold a writer ourselves, so the FIFO never reports hang-up between stops.
         return os.open(self.fifo_path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -1094,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts["job"] is None:
         # Readers verify a supervisor by the token in its command line: put it there.
         token = os.urandom(16).hex()
-        argv = [sys.executable, "-I", "-S", _SCRIPT, "--job", token, *args]
+        argv = supervisor_argv(None, token=token, options=args)
         os.execve(sys.executable, argv, caller_environment())
     if opts["session"] is None:
         opts["session"] = os.environ.get("CORRAL_SESSION") or os.environ.get(
@@ -1148,13 +616,3 @@ def run_as_program() -> None:
         status = 1
     sys.stderr.flush()
     os._exit(status)  # nothing is left to clean up: skip the interpreter's teardown
-
-
-if __name__ == "__main__":
-    # CPython frees a script's syntax tree (and a bytes object per source token) only once
-    # the script's top level returns: for this file, over 2 MB that a supervisor would hold
-    # for its whole life. So the top level returns at once, and the supervisor runs from
-    # the exit handlers, without them (give_back_memory then returns the pages).
-    import atexit
-
-    atexit.register(run_as_program)
