@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from corral.adapters.identity import identity_of
 from corral.store import db
@@ -161,3 +164,18 @@ def test_non_positive_pid_is_a_usage_error_and_nothing_is_audited(corral_home: P
         assert result.returncode == 2, (pid, result)
         assert "--pid" in result.stderr and result.stdout == ""
     assert db.audit_events() == []
+
+
+def test_a_job_stop_that_cannot_be_audited_says_so_and_logs_it(
+    corral_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from corral.adapters.ledger import read_all
+    from corral.service.jobs import stop_records
+
+    job = start_job("sleep 300")
+    (corral_home / "corral.sqlite3").mkdir()  # the database cannot be opened
+    with caplog.at_level(logging.WARNING):
+        outcomes, errors = stop_records(read_all().records)
+    assert [o.ok for o in outcomes] == [True] and not alive(job["pid"])
+    assert errors and "could not be audited" in errors[0]
+    assert any("not audited" in r.getMessage() for r in caplog.records)

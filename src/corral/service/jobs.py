@@ -419,7 +419,7 @@ def stop_records(
     _close_tmux_windows([r for r in records if outcomes[r.id].ok])
     _release_reservations([r.id for r in records if outcomes[r.id].ok])
     ordered = [outcomes[r.id] for r in records]
-    errors = _audit(ordered, surface) if audit else []
+    errors = audit_outcomes(ordered, surface) if audit else []
     return ordered, errors
 
 
@@ -448,19 +448,15 @@ def _close_tmux_windows(records: Sequence[JobRecord]) -> None:
                 log.warning("cannot close the tmux window of job %s: %s", record.id, exc)
 
 
-def _audit(outcomes: list[StopOutcome], surface: str) -> list[str]:
+def audit_outcomes(outcomes: list[StopOutcome], surface: str) -> list[str]:
+    """One audit event for these jobs' stop outcomes (errors: the audit failed)."""
+    from corral.service.audit import record_stop
+
     if not outcomes:
         return []
-    import sqlite3
-
-    from corral.store import db
-
-    targets = [{"job": o.job, **t.to_json()} for o in outcomes for t in o.targets]
-    try:
-        db.audit(db.STOP_EVENT, targets, surface=surface)
-    except (sqlite3.Error, OSError) as exc:
-        return [f"the stop was done but could not be audited: {exc}"]
-    return []
+    return record_stop(
+        [{"job": o.job, **t.to_json()} for o in outcomes for t in o.targets], surface=surface
+    )
 
 
 def stop_identity(
@@ -492,12 +488,12 @@ def stop_identity(
                 else [TargetOutcome(pid, when, "process", StopResult.ALREADY_EXITED)]
             )
             outcome = StopOutcome(record.id, record.command, "running", targets)
-            return [outcome], _audit([outcome], surface)
+            return [outcome], audit_outcomes([outcome], surface)
     if otherwise is not None:
         return otherwise(ident)
     target = unreached(ident, "not started by corral; not signalled")
     outcome = StopOutcome("-", "", "unknown", [target])
-    return [outcome], _audit([outcome], surface)
+    return [outcome], audit_outcomes([outcome], surface)
 
 
 def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:

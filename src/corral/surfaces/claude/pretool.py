@@ -58,7 +58,8 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
 
     def accept(decision: Decision) -> bool:
         """Reserve the job only when the user's rules let corral rewrite the line."""
-        assert decision.rewritten is not None
+        if decision.rewritten is None:  # a wrap always has its rewrite; nothing to reserve
+            return False
         mode_text = mode if isinstance(mode, str) else None
         verdicts.append(claude.permission(line, decision.rewritten, cwd, project, mode_text))
         return verdicts[-1] in REWRITES
