@@ -55,3 +55,18 @@ def test_every_error_class_is_drawn_in_the_hierarchy() -> None:
         if isinstance(value, type) and issubclass(value, Exception)
     ]
     assert classes and all(name in doc for name in classes), classes
+
+
+def test_target_selection_is_not_the_cli_s() -> None:
+    """CLI commands parse, call one service function and render: none reads the ledger or
+    resolves job ids itself (service.stopping selects the targets)."""
+    reads = [
+        f"{path.relative_to(SRC)}:{node.lineno}"
+        for path, tree in _trees()
+        if path.parent.name == "cli"
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.ImportFrom) and node.module == "corral.adapters"
+            and any(a.name == "ledger" for a in node.names))
+        or (isinstance(node, ast.Attribute) and node.attr in ("read_all", "stop_records"))
+    ]  # fmt: skip
+    assert reads == []
