@@ -202,6 +202,20 @@ def target(
     return TargetOutcome(ident.pid, ident.started_at, role, result, detail)
 
 
+def job_outcome(
+    record: JobRecord,
+    state: str,
+    result: StopResult,
+    detail: str | None = None,
+    *,
+    rest: Sequence[TargetOutcome] = (),
+    note: str | None = None,
+) -> StopOutcome:
+    """A job's stop outcome: its supervisor's `result` first, then its processes' (`rest`)."""
+    sup = TargetOutcome(record.pid, record.started_at, "supervisor", result, detail)
+    return StopOutcome(record.id, record.command, state, [sup, *rest], note)
+
+
 @dataclass(frozen=True)
 class StopOutcome:
     job: str
@@ -292,7 +306,7 @@ def signal_handles(handles: list[Any], grace: float) -> list[TargetOutcome]:
                 detail = "killed after the grace period" if h in stubborn else None
             else:
                 result, detail = StopResult.FAILED, "still running after SIGKILL"
-            outcomes.append(TargetOutcome(ident.pid, ident.started_at, "process", result, detail))
+            outcomes.append(target(ident, result, detail))
     finally:
         for h in handles:
             h.close()
@@ -327,16 +341,7 @@ def stop_records(
     for record in records:
         sup = supervisor_identity(record)
         if record.final:
-            outcomes[record.id] = StopOutcome(
-                record.id,
-                record.command,
-                record.state,
-                [
-                    TargetOutcome(
-                        record.pid, record.started_at, "supervisor", StopResult.ALREADY_EXITED
-                    )
-                ],
-            )
+            outcomes[record.id] = job_outcome(record, record.state, StopResult.ALREADY_EXITED)
             continue
         handle = procs.open_verified(sup) if sup is not None else None
         alive = supervisor_alive(record) if handle is not None else False
@@ -345,19 +350,8 @@ def stop_records(
                 _request_stop(record)
             except OSError as exc:
                 handle.close()
-                outcomes[record.id] = StopOutcome(
-                    record.id,
-                    record.command,
-                    record.state,
-                    [
-                        TargetOutcome(
-                            record.pid,
-                            record.started_at,
-                            "supervisor",
-                            StopResult.FAILED,
-                            f"stop channel: {exc}",
-                        )
-                    ],
+                outcomes[record.id] = job_outcome(
+                    record, record.state, StopResult.FAILED, f"stop channel: {exc}"
                 )
                 continue
             waiting[record.id] = (record, handle)
@@ -368,13 +362,6 @@ def stop_records(
         # the token in its command line. A zombie keeps its start time: same process, gone.
         now = started_at(record.pid)
         mismatch = now is not None and (now != record.started_at or not procs.is_zombie(record.pid))
-        first = TargetOutcome(
-            record.pid,
-            record.started_at,
-            "supervisor",
-            StopResult.IDENTITY_MISMATCH if mismatch else StopResult.ALREADY_EXITED,
-            "pid now belongs to another process; not signalled" if mismatch else None,
-        )
         rest = _stop_leftovers(record, record.grace)
         if not rest:  # nothing of the job is left; its supervisor died
             state = transition(record.id, JobState(record.state), JobState.KILLED)
@@ -383,37 +370,27 @@ def stop_records(
             _finish_record(record, state)
         else:  # what could not be proven still runs: the job stays listed
             state = transition(record.id, JobState(record.state), JobState.UNSUPERVISED)
-        outcomes[record.id] = StopOutcome(record.id, record.command, state.value, [first, *rest])
+        outcomes[record.id] = job_outcome(
+            record,
+            state.value,
+            StopResult.IDENTITY_MISMATCH if mismatch else StopResult.ALREADY_EXITED,
+            "pid now belongs to another process; not signalled" if mismatch else None,
+            rest=rest,
+        )
     if waiting:
         gone = procs.wait_gone([h for _, h in waiting.values()], timeout)
         recorded = {r.id: r.state for r in ledger.read_all().records}
         for job_id, (record, handle) in waiting.items():
             handle.close()
             if handle.identity in gone:
-                outcomes[job_id] = StopOutcome(
-                    job_id,
-                    record.command,
-                    recorded.get(job_id, "stopped"),
-                    [
-                        TargetOutcome(
-                            record.pid, record.started_at, "supervisor", StopResult.TERMINATED
-                        )
-                    ],
-                )
+                state_now = recorded.get(job_id, JobState.STOPPED.value)
+                outcomes[job_id] = job_outcome(record, state_now, StopResult.TERMINATED)
             else:
-                outcomes[job_id] = StopOutcome(
-                    job_id,
-                    record.command,
-                    "running",
-                    [
-                        TargetOutcome(
-                            record.pid,
-                            record.started_at,
-                            "supervisor",
-                            StopResult.FAILED,
-                            f"still running {timeout:g} s after the stop request",
-                        )
-                    ],
+                outcomes[job_id] = job_outcome(
+                    record,
+                    JobState.RUNNING.value,
+                    StopResult.FAILED,
+                    f"still running {timeout:g} s after the stop request",
                     note="the job did not stop in time; it is still listed as running",
                 )
     _close_tmux_windows([r for r in records if outcomes[r.id].ok])
@@ -485,14 +462,14 @@ def stop_identity(
             targets = (
                 signal_handles([handle], record.grace)
                 if handle
-                else [TargetOutcome(pid, when, "process", StopResult.ALREADY_EXITED)]
+                else [target(ident, StopResult.ALREADY_EXITED)]
             )
             outcome = StopOutcome(record.id, record.command, "running", targets)
             return [outcome], audit_outcomes([outcome], surface)
     if otherwise is not None:
         return otherwise(ident)
-    target = unreached(ident, "not started by corral; not signalled")
-    outcome = StopOutcome("-", "", "unknown", [target])
+    left_alone = unreached(ident, "not started by corral; not signalled")
+    outcome = StopOutcome("-", "", "unknown", [left_alone])
     return [outcome], audit_outcomes([outcome], surface)
 
 
@@ -501,16 +478,12 @@ def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:
     taken by another process, or alive and unproven (`why` says why), never signalled."""
     now = started_at(ident.pid)
     if now is None:
-        return TargetOutcome(ident.pid, ident.started_at, "process", StopResult.ALREADY_EXITED)
+        return target(ident, StopResult.ALREADY_EXITED)
     if now != ident.started_at:
-        return TargetOutcome(
-            ident.pid,
-            ident.started_at,
-            "process",
-            StopResult.IDENTITY_MISMATCH,
-            "pid now belongs to another process; not signalled",
+        return target(
+            ident, StopResult.IDENTITY_MISMATCH, "pid now belongs to another process; not signalled"
         )
-    return TargetOutcome(ident.pid, ident.started_at, "process", StopResult.UNPROVEN, why)
+    return target(ident, StopResult.UNPROVEN, why)
 
 
 # -- clean ----------------------------------------------------------------------------------

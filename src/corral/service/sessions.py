@@ -509,7 +509,7 @@ def terminate(
 
 
 def _as(row: Attribution, result: StopResult, detail: str | None = None) -> TargetResult:
-    outcome = jobs.TargetOutcome(row.pid, row.started_at, row.role, result, detail)
+    outcome = jobs.target(ProcessIdentity(row.pid, row.started_at), result, detail, row.role)
     return TargetResult.of(outcome, row.how, row.session, row.job)
 
 
