@@ -16,8 +16,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from corral.adapters.identity import PGRP, PPID, ProcessIdentity, read_stat, started_at
+from corral.adapters.identity import ProcessIdentity, started_at
 from corral.lowlevel import sockets as listeners
+from corral.lowlevel.procfs import PGRP, PPID, read_stat
 
 _LINUX = sys.platform.startswith("linux")
 

@@ -17,7 +17,7 @@ from corral.adapters import ledger, members
 from corral.adapters.identity import environ_has, started_at
 from corral.core.shell import messages
 from corral.core.shell.jobs import JobSpec
-from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide
+from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide, reservations
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.redact import command_digest, display_command
 
@@ -272,7 +272,8 @@ def admit(
             return decision
         now = time.time()
         by_id = {r.id: r for r in records}
-        for job in decision.jobs:
+        starts = reservations(decision)
+        for job, _ in starts:
             for key in _keys(job):
                 other = _live_reservation(key, now, by_id)
                 if other is not None:
@@ -281,13 +282,14 @@ def admit(
                         mode=None,
                         rewritten=None,
                         job_token=None,
+                        in_place=(),
                         refusal=messages.being_started(job.display, job.cwd, job.port, other),
                     )
-        data: dict[str, object] = {"token": decision.job_token, "at": now}
         me = None if holder is None else started_at(holder)
-        if holder is not None and me is not None:
-            data.update(holder_pid=holder, holder_started_at=me)
-        for job in decision.jobs:
+        for job, token in starts:
+            data: dict[str, object] = {"token": token, "at": now}
+            if holder is not None and me is not None:
+                data.update(holder_pid=holder, holder_started_at=me)
             for key in _keys(job):
                 _reserve(key, data)
         return decision
