@@ -87,6 +87,20 @@ def test_a_duplicate_is_refused_naming_the_port_the_job_holds(nodemon: Path) -> 
     corral("stop", job["id"], check=True)
 
 
+def test_another_line_asking_for_a_job_s_port_is_refused_with_the_url(
+    nodemon: Path, tmp_path: Path
+) -> None:
+    job = start_job("nodemon srv.js", cwd=nodemon)
+    port = wait_for(lambda: _job(job["id"])["ports"], what="the server's port")[0]
+    other = tmp_path / "other"
+    other.mkdir()
+    line = f"{sys.executable} -m http.server {port} --bind 127.0.0.1"
+    refused = corral("run", "-d", "-c", line, cwd=other)
+    assert refused.returncode == 1 and refused.stderr.startswith("corral refused: ")
+    assert job["id"] in refused.stderr and f"http://localhost:{port}" in refused.stderr
+    corral("stop", job["id"], check=True)
+
+
 def test_a_job_whose_supervisor_died_is_unsupervised_refused_and_stoppable(
     nodemon: Path,
 ) -> None:
