@@ -84,7 +84,8 @@ def port_held_by_corral(display: str, port: int, holder: PortHolder) -> str:
     return (
         f"corral refused: `{display}` asks for port {port}, which corral job {holder.job_id} "
         f"already holds (pid {holder.pid}, `{display_command(holder.command)}`). Reuse it at "
-        f"http://localhost:{port}, or stop it first with `corral stop {holder.job_id}`; or give this command another port."
+        f"http://localhost:{port}, or stop it first with `corral stop {holder.job_id}`; "
+        f"or give this command another port."
     )
 
 
