@@ -36,9 +36,9 @@ PREFIX = "CLAUDE_CODE_SHELL_PREFIX"
 CHAINED = "CORRAL_CHAINED_SHELL_PREFIX"  # the user's own prefix, run after ours
 NOTE_SECONDS = 600.0  # a note older than this is stale (the call never ran)
 _TAIL = "' < /dev/null && pwd -P >| /"
-# Separators of the hook's fast path (hook._SEPARATORS) plus whitespace and `/`, as one sh
-# bracket expression: a trigger word counts when one of these (or an end) surrounds it.
-_SH_SEP = r"""[[:space:]\;\|\&\<\>\(\)\'\"\`=/]"""
+# The hook's separators (hook._SEPARATORS) plus whitespace and `/` (a program's folder), as
+# the sh fast path's IFS: the words left are compared with the trigger words.
+_SH_IFS = " \t\n;|&<>()'\"`=/"
 
 
 def launcher(python: str, runner: str, words: frozenset[str], notes: str) -> str:
@@ -47,10 +47,9 @@ def launcher(python: str, runner: str, words: frozenset[str], notes: str) -> str
     prefix comes in CHAINED (set beside ours in the settings' env) and is taken out of the
     environment before anything runs."""
     q = shlex.quote
-    patterns = "|".join(f"*{_SH_SEP}{w}{_SH_SEP}*" for w in sorted(words))
-    # a lone `&` (not `&&`, `>&`, `&>`, `<&`, `|&`): something may go to the background
-    patterns += f"|*{_SH_SEP}python*|*[!\\&\\>\\<\\|]\\&[!\\&\\>]*"
-    return f"""#!/bin/sh
+    patterns = "|".join(q(w) for w in sorted(words)) + "|python*"
+    ifs = '"' + _SH_IFS.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") + '"'
+    return rf"""#!/bin/sh
 # corral's CLAUDE_CODE_SHELL_PREFIX, written by `corral install claude` (run it again after
 # moving or upgrading corral; `corral install claude --uninstall` takes it out). Claude Code
 # runs `<this> '<string>'` for every Bash call, hook, status line and MCP server start-up.
@@ -69,11 +68,25 @@ case $_corral_s in
 esac
 _corral_c=${{_corral_s#*"&& eval '"}}
 _corral_c=${{_corral_c%{q(_TAIL)}*}}
+_corral_go=
+# a lone `&` (not && >& &> <& |&): something may go to the background
 case " $_corral_c " in
-{patterns}) _corral_c= ;;
-*) for _corral_c in "$_corral_notes"/*; do [ -e "$_corral_c" ] && _corral_c=; break; done ;;
+*[!\&\>\<\|]\&[!\&\>]*) _corral_go=1 ;;
 esac
-if [ -z "$_corral_c" ]; then
+if [ -z "$_corral_go" ]; then
+  set -f
+  IFS={ifs}
+  for _corral_w in $_corral_c; do
+    case $_corral_w in
+    {patterns}) _corral_go=1; break ;;
+    esac
+  done
+  set +f
+fi
+if [ -z "$_corral_go" ]; then
+  for _corral_w in "$_corral_notes"/*; do [ -e "$_corral_w" ] && _corral_go=1; break; done
+fi
+if [ -n "$_corral_go" ]; then
   exec {q(python)} -I -S {q(runner)} "$_corral_next" "$_corral_s"
 fi
 if [ -n "$_corral_next" ]; then exec "$_corral_next" "$_corral_s"; fi
