@@ -22,6 +22,18 @@ REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line ma
 
 def context(decision: Decision) -> str:
     """What the model is told about the job it just started."""
+    if decision.in_place:
+        started = []
+        for wrap in decision.in_place:
+            moved = decision.jobs[wrap.job]
+            port = f", port {moved.port}" if moved.port else ""
+            started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
+        return (
+            f"corral supervises {'; '.join(started)} (each sent to the background in this "
+            "line, rewritten in place; the rest of the line ran as written). `corral ls` "
+            "lists them with their ports; `corral stop ID` stops one with every process it "
+            "started. Reuse them rather than starting the same servers again."
+        )
     job = decision.job_token[:8] if decision.job_token else "?"
     spec = decision.jobs[0] if decision.jobs else None
     what = f"`{spec.display}`" if spec else "this command"
@@ -36,12 +48,12 @@ def context(decision: Decision) -> str:
 
 def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> str | None:
     """The PreToolUse output for a candidate line, or None to let it run as written."""
+    from corral.lowlevel import locations
     from corral.service import claude
     from corral.service.admission import admit
-    from corral.surfaces.claude import hook
 
     line: str = tool_input["command"]
-    if hook.rewritten_by_corral(line):  # never wrapped twice
+    if locations.runs_corral_program(line):  # never wrapped twice
         return None
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
