@@ -37,6 +37,7 @@ def list_rows(
     session: str | None = None,
     project: Path | None = None,
     include_finished: bool = False,
+    cpu_interval: float = 0.1,
 ) -> Rows:
     """The jobs (of `session` when given; finished ones with `include_finished`), then the
     unsupervised processes: all of `session`'s when it is given, else those of any agent
@@ -44,7 +45,9 @@ def list_rows(
     (listed read-only by `corral ls --orphaned`)."""
     from corral.service import sessions
 
-    listing = jobs.list_jobs(include_finished=include_finished, session=session)
+    listing = jobs.list_jobs(
+        include_finished=include_finished, session=session, cpu_interval=cpu_interval
+    )
     if session is None and project is None:
         return Rows(listing.jobs, [], listing.warnings)
     procs = sessions.list_processes(session, project=project if session is None else None)

@@ -61,32 +61,35 @@ class Tools:
 
     def jobs_list(self, scope: str, include_finished: bool, processes: bool) -> CallToolResult:
         from corral.service.jobs import list_jobs
+        from corral.service.listing import Rows, list_rows, process_row
 
         if scope not in ("session", "project", "all"):
             return _result(None, "scope is session, project or all", ["bad scope"])
-        listing = list_jobs(
-            include_finished=include_finished,
-            session=self.session if scope == "session" else None,
-            cpu_interval=0,
-        )
-        rows = [j.to_json() for j in listing.jobs if scope != "project" or self._in_project(j.cwd)]
-        data: dict[str, Any] = {"session": self.session, "project": self.project, "jobs": rows}
-        if processes:
-            from corral.service.sessions import list_processes
-
-            found = (
-                list_processes(self.session)
-                if scope == "session" and self.session
-                else list_processes(orphaned=True, project=Path(self.project))
+        session = self.session if scope == "session" else None
+        if scope == "session" and session is None:
+            return _result(None, "corral mcp runs without a session id", ["no session"])
+        if processes:  # jobs, then the unsupervised processes of the session or project
+            rows = list_rows(
+                session=session,
+                project=Path(self.project) if scope == "project" else None,
+                include_finished=include_finished,
+                cpu_interval=0,
             )
-            data["processes"] = [p.to_json() for p in found.processes]
+        else:  # jobs only: no look at the machine's other processes
+            listing = list_jobs(session=session, include_finished=include_finished, cpu_interval=0)
+            rows = Rows(listing.jobs, [], listing.warnings)
+        jobs = [j.to_json() for j in rows.jobs if scope != "project" or self._in_project(j.cwd)]
+        data: dict[str, Any] = {"session": self.session, "project": self.project, "jobs": jobs}
+        if processes:
+            data["processes"] = [process_row(p) for p in rows.processes]
+        rows_json = jobs
         lines = [
             f"{j['id'][:8]} {j['name'] or ''} {j['state']} "
             f"{' '.join(f':{p}' for p in j['ports']) or '-'} {j['command']}".replace("  ", " ")
-            for j in rows
+            for j in rows_json
         ]
         text = "\n".join(lines) if lines else "no jobs"
-        return _result(data, text, listing.warnings)
+        return _result(data, text, rows.warnings)
 
     def job_start(
         self,
