@@ -14,7 +14,7 @@ import pytest
 
 from tests.claude.fake_api import Text, ToolUse, Turn
 from tests.claude.harness import ClaudeCLI, ClaudeRun, claude_binary_or_skip
-from tests.helpers import corral
+from tests.helpers import corral, private_home
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_marketplace_install_runs_the_hooks_and_procs(claude: ClaudeCLI, tmp_pat
 
 
 def test_settings_install_runs_our_hooks_and_procs(claude: ClaudeCLI, corral_home: Path) -> None:
-    env = {"HOME": str(claude.home), "PATH": "/usr/bin:/bin"}
+    env = private_home(claude.home, {"PATH": "/usr/bin:/bin"})
     result = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
     assert result.returncode == 0, result.stderr
     background = ToolUse(
