@@ -85,8 +85,8 @@ def main(args: argparse.Namespace) -> int:
         options += ["--port", str(admitted.port)] if admitted.port is not None else []
         options += ["--meta", f"job_cwd={admitted.job_cwd}"] if admitted.job_cwd else []
         argv = tmux_wrapper.wrapper_argv(line, token=admitted.token, options=options)
-        sys.stdout.flush()
-        os.execv(argv[0], argv)
+        _flush_stdout()
+        os.execve(argv[0], argv, runner.caller_environment())
     if not args.detached:
         argv = runner.supervisor_argv(
             line,
@@ -97,8 +97,8 @@ def main(args: argparse.Namespace) -> int:
             port=admitted.port,
             job_cwd=admitted.job_cwd,
         )
-        sys.stdout.flush()
-        os.execv(argv[0], argv)
+        _flush_stdout()
+        os.execve(argv[0], argv, runner.caller_environment())
     started = runner.start_detached(
         line,
         session=session,
@@ -137,6 +137,13 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(f"started unsupervised (corral could not supervise it; see {started.log})")
     return 0
+
+
+def _flush_stdout() -> None:
+    """Before exec: stdout may be closed (`corral run -c LINE >&-`), as bash allows; the
+    job then gets it closed too."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
 
 
 def _refused(refusal: str, *, json_out: bool) -> int:

@@ -14,6 +14,30 @@ LAUNCHER = Path(locations.LAUNCHER)  # starts the supervisor from its bytecode
 TMUX_WRAPPER = Path(locations.TMUX_WRAPPER)  # a program of its own, like the supervisor
 
 
+def caller_environment() -> dict[str, str]:
+    """The environment to hand a job: ours, without Python's locale coercion.
+
+    When the caller's locale is C or unset, Python (PEP 538) puts LC_CTYPE=C.UTF-8 into
+    os.environ at start-up, and a job given it would count `é` as one character where its
+    caller counts two bytes. Linux keeps the environment from before the coercion in
+    /proc/self/environ: LC_CTYPE is taken from there (or dropped when it was not set)."""
+    env = dict(os.environ)
+    if "LC_CTYPE" not in env:
+        return env
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:  # macOS: no record of the original; os.environ is the best there is
+        return env
+    for entry in entries:
+        if entry.startswith(b"LC_CTYPE="):
+            env["LC_CTYPE"] = os.fsdecode(entry[len(b"LC_CTYPE=") :])
+            break
+    else:
+        del env["LC_CTYPE"]
+    return env
+
+
 def new_token() -> str:
     return os.urandom(16).hex()
 
@@ -150,7 +174,13 @@ def start_detached(
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, pass_fds=(write_end,), cwd=cwd
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            pass_fds=(write_end,),
+            cwd=cwd,
+            env=caller_environment(),
         )
     finally:
         os.close(fd)
@@ -174,6 +204,7 @@ def _start_in_tmux(
         capture_output=True,
         text=True,
         cwd=cwd,
+        env=caller_environment(),
         check=False,
     )
     words = result.stdout.split()
