@@ -30,6 +30,8 @@ def main(args: argparse.Namespace) -> int:
         if result.forgotten
         else "nothing to clean"
     )
+    from corral.core.text import printable
+
     for job_id, why in result.kept:
-        print(f"kept {job_id[:8]}: {why}")
+        print(printable(f"kept {job_id[:8]}: {why}"))
     return 0

@@ -46,18 +46,22 @@ def main(args: argparse.Namespace) -> int:
 
         print(dumps(data))
         return 0
+    from corral.core.text import printable
+
     out = sys.stdout
     if not data["readable"]:
         out.write(
-            f"untouched: corral cannot read this line with certainty ({data['reason']});\n"
+            "untouched: corral cannot read this line with certainty "
+            f"({printable(data['reason'])});\n"
             "it runs exactly as written, neither recorded nor refused.\n"
         )
         return 0
     if data["action"] == "refuse":
-        out.write(f"refused: {data['refusal']}\n")
+        out.write(f"refused: {printable(data['refusal'])}\n")
     elif data["action"] == "wrap":
         out.write(
-            f"supervised ({data['mode']} mode). The agent's shell runs:\n  {data['rewritten']}\n"
+            f"supervised ({data['mode']} mode). The agent's shell runs:\n"
+            f"  {printable(data['rewritten'])}\n"
         )
     elif data["jobs"]:
         # `a & b`: corral wraps a line whose `&` ends it; here the jobs were only checked
@@ -69,5 +73,5 @@ def main(args: argparse.Namespace) -> int:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
     for job in data["jobs"]:
         port = f", port {job['port']}" if job["port"] else ""
-        out.write(f"  job: {job['display']}  (in {job['cwd']}{port})\n")
+        out.write(printable(f"  job: {job['display']}  (in {job['cwd']}{port})") + "\n")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from corral.core.text import printable
 from corral.service.jobs import JobView
 
 
@@ -52,6 +53,8 @@ def render(jobs: list[JobView]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from corral.cli.show import cell, printable
+
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets its width.
     console = Console(width=None if sys.stdout.isatty() else 200)
     if not jobs:
@@ -62,7 +65,7 @@ def render(jobs: list[JobView]) -> None:
         table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
     for job in jobs:
         state = job.state if job.exit_code is None else f"{job.state} ({job.exit_code})"
-        table.add_row(
+        row = (
             job.id[:8],
             state,
             " ".join(f":{p}" for p in job.ports) or "-",
@@ -73,14 +76,15 @@ def render(jobs: list[JobView]) -> None:
             short_path(job.cwd),
             job.command,
         )
+        table.add_row(*(cell(text) for text in row))
     console.print(table)
     for job in jobs:
         if job.tmux and job.state in ("running", "stopping"):
             session, _, window = job.tmux.partition(":")
             text = f"{job.id[:8]}: tmux attach -t {session}  (window {window})"
-            console.print(text, markup=False, highlight=False)
+            console.print(printable(text), markup=False, highlight=False)
         if job.note:
-            console.print(f"[yellow]{job.id[:8]}: {job.note}[/yellow]", highlight=False)
+            console.print(cell(f"{job.id[:8]}: {job.note}", style="yellow"), highlight=False)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -92,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
 
     listing = list_jobs(include_finished=args.all, session=args.session)
     for warning in listing.warnings:
-        sys.stderr.write(f"corral ls: warning: {warning}\n")
+        sys.stderr.write(f"corral ls: warning: {printable(warning)}\n")
     if args.json:
         from corral.core.envelope import dumps
 

@@ -60,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = module.main(args)
     except CorralError as exc:
-        sys.stderr.write(f"corral {name}: {exc}\n")
+        from corral.core.text import printable
+
+        sys.stderr.write(f"corral {name}: {printable(str(exc))}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPT

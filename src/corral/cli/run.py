@@ -109,8 +109,10 @@ def main(args: argparse.Namespace) -> int:
         port=admitted.port,
         job_cwd=admitted.job_cwd,
     )
+    from corral.core.text import printable
+
     if started.warning:
-        print(started.warning, file=sys.stderr)
+        print(printable(started.warning), file=sys.stderr)
     if args.json:
         from corral.core.envelope import dumps
 
@@ -153,5 +155,8 @@ def _refused(refusal: str, *, json_out: bool) -> int:
 
         print(dumps(None, [refusal]))
     else:
-        print(f"{refusal}\n(to start it anyway: corral run --force ...)", file=sys.stderr)
+        from corral.core.text import printable
+
+        print(printable(refusal), file=sys.stderr)
+        print("(to start it anyway: corral run --force ...)", file=sys.stderr)
     return EXIT_FAILURE
