@@ -23,7 +23,7 @@ from corral.errors import EXIT_FAILURE, UsageError
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "corral run [-d] [--force] [--session S] [--grace SECONDS] [--backend group|tmux] "
-        "[--json] (-c LINE | -- CMD ...)"
+        "[--allow-unsupervised] [--json] (-c LINE | -- CMD ...)"
     )
     parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
     parser.add_argument(
@@ -46,6 +46,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="time between SIGTERM and SIGKILL when stopping (default 3)",
     )
     parser.add_argument("--json", action="store_true", help="with -d: print the job as JSON")
+    parser.add_argument(
+        "--allow-unsupervised",
+        action="store_true",
+        help="with -d: if corral cannot record the job (its ledger folder is full or "
+        "unwritable), run it untracked instead of starting nothing",
+    )
     parser.add_argument(
         "--backend",
         choices=("group", "tmux"),
@@ -108,9 +114,18 @@ def main(args: argparse.Namespace) -> int:
         identity=admitted.identity,
         port=admitted.port,
         job_cwd=admitted.job_cwd,
+        fallback=args.allow_unsupervised,
     )
     from corral.core.text import printable
 
+    if started.error:
+        if args.json:
+            from corral.core.envelope import dumps
+
+            print(dumps(None, [started.error]))
+        else:
+            print(f"corral run: {printable(started.error)}", file=sys.stderr)
+        return EXIT_FAILURE
     if started.warning:
         print(printable(started.warning), file=sys.stderr)
     if args.json:

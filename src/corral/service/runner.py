@@ -128,6 +128,7 @@ class Started:
     backend: str = "group"
     tmux: str | None = None  # `session:window` of a tmux-backend job
     warning: str | None = None  # the tmux backend was asked for but could not be used
+    error: str | None = None  # nothing was started: why (only when fallback=False)
 
 
 def start_detached(
@@ -141,11 +142,15 @@ def start_detached(
     identity: str | None = None,
     port: int | None = None,
     job_cwd: str | None = None,
+    fallback: bool = True,
 ) -> Started:
     """Start `line` detached; its output goes to a log file (and, with the tmux backend, to
     its window). Returns once it is recorded. If the tmux backend cannot be used, the job
     starts with the default backend and `warning` says why. `token` (default: a new one),
-    `identity` and `port` are recorded in the ledger, for later duplicate checks."""
+    `identity` and `port` are recorded in the ledger, for later duplicate checks.
+
+    If the job cannot be supervised (its record cannot be written), it runs unsupervised
+    (`supervised` is False) or, with fallback=False, not at all (`error` says why)."""
     import subprocess
 
     token = token or new_token()
@@ -170,7 +175,8 @@ def start_detached(
             return started
         warning = started
     read_end, write_end = os.pipe()
-    argv[argv.index("--") : argv.index("--")] = ["--ready-fd", str(write_end)]
+    options = ["--ready-fd", str(write_end)] + ([] if fallback else ["--no-fallback"])
+    argv[argv.index("--") : argv.index("--")] = options
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -187,7 +193,26 @@ def start_detached(
         os.close(write_end)
     with os.fdopen(read_end, "rb") as ready:
         answer = ready.read()  # EOF once the supervisor wrote "ok" or fell back to plain exec
+    if answer.startswith(b"fail"):
+        proc.wait()
+        why = answer[4:].decode("utf-8", "replace").strip()
+        return Started(
+            token, proc.pid, False, log_path, warning=warning, error=_unsupervisable(why)
+        )
     return Started(token, proc.pid, answer.startswith(b"ok"), log_path, warning=warning)
+
+
+def _unsupervisable(why: str) -> str:
+    """The one line for a detached start that could not be supervised."""
+    if "No space" in why or "Disk quota" in why:
+        todo = "free space on its disk"
+    else:
+        todo = "see `corral doctor`"
+    return (
+        f"cannot supervise the job, nothing was started: cannot record it in the ledger "
+        f"folder {paths.ledger_dir()} ({why}); {todo}, or pass --allow-unsupervised to run it "
+        "untracked"
+    )
 
 
 def _start_in_tmux(
