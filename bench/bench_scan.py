@@ -29,7 +29,7 @@ import psutil
 from bench._report import row
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervise.py"
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 
 
 def start_processes(jobs: int, total: int) -> tuple[list[subprocess.Popen[bytes]], list[str]]:

@@ -23,7 +23,7 @@ import psutil
 from bench._report import row
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervise.py"
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 
 
 def sup(line: str, token: str, *opts: str) -> list[str]:

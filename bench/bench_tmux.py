@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervise.py"
-WRAPPER = ROOT / "src" / "corral" / "tmux_wrapper.py"
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
+WRAPPER = ROOT / "src" / "corral" / "backends" / "tmux" / "tmux_wrapper.py"
 LINE = "echo first; echo second"
 
 

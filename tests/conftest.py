@@ -19,7 +19,6 @@ from tests.helpers import kill_with_env, pids_with_env
 processes_with_env = pids_with_env  # the name tests/tmux/conftest.py imports
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
 PYTHON = sys.executable
 
 # A suite started in the background by a non-interactive shell (`cmd &`, nohup) inherits

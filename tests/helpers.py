@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervisor.py"
-LAUNCHER = ROOT / "src" / "corral" / "supervise.py"  # how corral starts it
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "program.py"
+LAUNCHER = ROOT / "src" / "corral" / "supervisor" / "launcher.py"  # how corral starts it
 
 
 def private_home(home: Path, base: dict[str, str] | None = None) -> dict[str, str]:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import SUPERVISOR
+from tests.helpers import LAUNCHER
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "corral"
 HEAVY = ("psutil", "textual", "rich", "click", "starlette", "mcp", "asyncio", "uvicorn",
@@ -21,7 +21,7 @@ def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
     code = (
         "import sys, runpy; sys.argv = ['s', '--job', 'f'*32, '--', 'true'];\n"
         "try:\n"
-        f"    runpy.run_path({str(SUPERVISOR)!r}, run_name='__main__')\n"
+        f"    runpy.run_path({str(LAUNCHER)!r}, run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
         "print(' '.join(sorted(sys.modules)))"
@@ -30,17 +30,30 @@ def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
         [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     loaded = {m.split(".")[0] for m in out}
-    assert not {m for m in loaded if m.startswith("corral")}
+    ours = {m for m in out if m.startswith("corral")}
+    assert ours <= {"corral", "corral.supervisor", "corral.supervisor.program", "corral.lowlevel"}
+    assert {m for m in ours if m.count(".") > 1} <= {f"corral.lowlevel.{m}" for m in FLOOR}
     assert not loaded & {"psutil", "textual", "rich", "starlette", "mcp", "asyncio"}
 
 
-def test_supervisor_source_imports_nothing_from_corral() -> None:
-    tree = ast.parse(SUPERVISOR.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            assert all(not a.name.startswith("corral") for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert not (node.module or "").startswith("corral")
+FLOOR = ("locations", "procfs", "record", "redact", "sockets")
+
+
+def test_supervisor_and_floor_import_only_the_floor() -> None:
+    for folder, allowed in (
+        ("supervisor", ("corral.lowlevel", "corral.supervisor")),
+        ("lowlevel", ()),
+    ):
+        for path in (SRC / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names: list[str] = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                for name in names:
+                    if name.startswith("corral"):
+                        assert name.startswith(allowed), f"{path.relative_to(SRC)}: {name}"
 
 
 def _imports(path: Path) -> set[str]:
@@ -56,21 +69,21 @@ def _imports(path: Path) -> set[str]:
 
 
 LAYERS = {  # a module of each layer may import from these layers only
-    "core": {"core", "supervisor", "errors"},
-    "adapters": {"core", "adapters", "supervisor", "errors", "paths", "locations"},
-    "store": {"core", "store", "paths", "errors"},
+    "core": {"core", "lowlevel", "errors"},
+    "adapters": {"core", "adapters", "lowlevel", "errors", "paths"},
+    "store": {"core", "store", "paths", "errors", "lowlevel"},
     "service": {
         "core",
         "adapters",
         "store",
         "service",
-        "supervisor",
+        "lowlevel",
         "errors",
         "paths",
         "config",
-        "locations",
+        "backends",
     },
-    "surfaces": {"core", "service", "surfaces", "errors", "paths", "config", "locations"},
+    "surfaces": {"core", "service", "surfaces", "errors", "paths", "config", "lowlevel"},
 }
 
 

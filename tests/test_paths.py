@@ -24,7 +24,8 @@ def test_folders_by_hand_match_platformdirs(env: dict[str, str], monkeypatch, tm
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     code = (
-        f"import sys; sys.path.insert(0, {str(SRC)!r}); from corral import paths, locations\n"
+        f"import sys; sys.path.insert(0, {str(SRC)!r}); from corral import paths\n"
+        "from corral.lowlevel import locations\n"
         "print(paths.home_dir()); print(paths.config_file())\n"
         "assert locations.home_dir() == paths.home_dir()\n"
         "assert locations.config_path() == str(paths.config_file())\n"

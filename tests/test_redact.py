@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from corral import supervisor
-from corral.supervisor import command_digest, display_command
+from corral.lowlevel import redact
+from corral.lowlevel.redact import command_digest, display_command
+from tests.helpers import LAUNCHER as SUPERVISOR  # as corral starts it
 
-SUPERVISOR = Path(supervisor.__file__).resolve()
+REDACT = Path(redact.__file__).resolve()
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,127 @@ CASES: list[Case] = [
     case("sshpass -p SshPass43x ssh deploy@host", "SshPass43x", keep=("ssh deploy@host",)),
     case("redis-cli -h cache -a redisAuthPw44 ping", "redisAuthPw44", keep=("ping",)),
     case("docker login -u ci -p dockerLoginPw44 ghcr.io", "dockerLoginPw44", keep=("ghcr.io",)),
+    case("zip -P zipPw3a secret.zip notes.txt", "zipPw3a", keep=("secret.zip notes.txt",)),
+    case("zip -r -e -P 'zip quoted 3b' out.zip dir", "zip quoted 3b", keep=("out.zip dir",)),
+    case("unzip -P unzipPw3c archive.zip -d out", "unzipPw3c", keep=("archive.zip -d out",)),
+    case("7z a -p7zPw4a -mhe=on a.7z f", "7zPw4a", keep=("-mhe=on a.7z f",)),
+    case("7za x -p'7z quoted 4b' a.7z", "7z quoted 4b", keep=("a.7z",)),
+    case("htpasswd -b .htpasswd alice htPw5a", "htPw5a", keep=(".htpasswd alice",)),
+    case("htpasswd -cbB /etc/nginx/.htpasswd bob 'ht quoted 5b'", "ht quoted 5b", keep=("bob",)),
+    case("htpasswd -nb carol htPw5c > line.txt", "htPw5c", keep=("carol", "> line.txt")),
+    case(
+        """psql -c "ALTER USER u WITH PASSWORD 'alterPw6a'" app""",
+        "alterPw6a",
+        keep=("ALTER USER u WITH PASSWORD", "app"),
+    ),
+    case(
+        """psql -c "CREATE ROLE app LOGIN ENCRYPTED PASSWORD 'createPw6b'" """,
+        "createPw6b",
+        keep=("CREATE ROLE app",),
+    ),
+    case(
+        """mysql -e "CREATE USER 'u'@'%' IDENTIFIED BY 'identPw6c'" """,
+        "identPw6c",
+        keep=("CREATE USER",),
+    ),
+    case(
+        """mysql -e "ALTER USER 'root'@'localhost' IDENTIFIED WITH mysql_native_password BY """
+        """'nativePw6d'" """,
+        "nativePw6d",
+    ),
+    case(
+        """mysql -e "SET PASSWORD FOR 'bob'@'%' = 'setPw6e'" """,
+        "setPw6e",
+        keep=("SET PASSWORD FOR",),
+    ),
+    case("mysqladmin -u root password 'adminPw6f'", "adminPw6f", keep=("mysqladmin -u root",)),
+    case("lftp -u user,lftpPw7a ftp.example.com", "lftpPw7a", keep=("ftp.example.com",)),
+    case("lftp -e 'mirror' -u 'deploy,lftp quoted 7b' sftp://h", "lftp quoted 7b"),
+    case("smbclient -U user%smbPw8a //host/share", "smbPw8a", keep=("//host/share",)),
+    case("smbclient //h/s --user=DOM/u%smbPw8b -c ls", "smbPw8b", keep=("-c ls",)),
+    case("az login -u x@y.io -p azPw9a --tenant t", "azPw9a", keep=("--tenant t",)),
+    case(
+        "az login --service-principal -u app -p 'az quoted 9b' --tenant t",
+        "az quoted 9b",
+        keep=("--service-principal",),
+    ),
+    case(
+        "echo machine api.example.com login bob password netrcPw10a > ~/.netrc",
+        "netrcPw10a",
+        keep=("api.example.com", "~/.netrc"),
+    ),
+    case(
+        r"printf 'machine h\n  login u\n  password netrcPw10b\n' >> ~/.netrc",
+        "netrcPw10b",
+        keep=(">> ~/.netrc",),
+    ),
+    case("echo 'machine git.x.io password netrcPw10c' > .netrc", "netrcPw10c"),
+    case("ldapsearch -x -D cn=admin -w ldapPw11a -b dc=x", "ldapPw11a", keep=("-b dc=x",)),
+    case("sqlcmd -S db -U sa -P sqlCmdPw12a -Q 'select 1'", "sqlCmdPw12a", keep=("-Q",)),
+    case("bcp dbo.t out t.dat -S db -U sa -PbcpPw12b -c", "bcpPw12b", keep=("-c",)),
+    case("mongosh mongodb://h -u admin -p mongoPw13a", "mongoPw13a", keep=("-u admin",)),
+    case("mongodump -u admin -p 'mongo quoted 13b' --out d", "mongo quoted 13b"),
+    case("openssl enc -aes-256-cbc -k encKey14a -in f -out f.enc", "encKey14a", keep=("-in f",)),
+    case("ssh-keygen -t ed25519 -N 'passphrase 15a' -f key", "passphrase 15a", keep=("-f key",)),
+    case("ssh-keygen -p -P oldPhrase15b -N newPhrase15c -f k", "oldPhrase15b", "newPhrase15c"),
+    case("redis-cli -h cache AUTH redisCmdPw16a", "redisCmdPw16a", keep=("redis-cli -h cache",)),
+    case("echo 'bob:chpasswdPw17a' | chpasswd", "chpasswdPw17a", keep=("chpasswd",)),
+    case("chpasswd <<< 'alice:chpasswdPw17b'", "chpasswdPw17b", keep=("chpasswd",)),
+    case("keytool -list -keystore k.jks -storepass ksPw18a", "ksPw18a", keep=("keytool -list",)),
+    case("mount -t cifs -o username=u,password=cifsPw19a //h/s /mnt", "cifsPw19a", keep=("/mnt",)),
+    case(
+        "curl --oauth2-bearer oauthBearer20a https://x.io", "oauthBearer20a", keep=("https://x.io",)
+    ),
+    case(
+        'psql "host=db user=app password=pgKwPw21a dbname=app"',
+        "pgKwPw21a",
+        keep=("dbname=app",),
+    ),
+    case(
+        "java -jar app.jar --url 'jdbc:postgresql://db/app?user=u&password=jdbcPw22a'",
+        "jdbcPw22a",
+        keep=("java -jar app.jar",),
+    ),
+    case(
+        r"printf 'protocol=https\nhost=x.io\nusername=u\npassword=gitCredPw23a\n' | "
+        "git credential approve",
+        "gitCredPw23a",
+    ),
+    # -- JSON and dictionary bodies --------------------------------------------------------
+    case(
+        """curl -d '{"password":"jsonPw1a"}' https://x.io/login""",
+        "jsonPw1a",
+        keep=("https://x.io/login",),
+    ),
+    case(
+        """curl -X POST --data '{"user": "a", "api_key": "json key 1b"}' https://x.io""",
+        "json key 1b",
+        keep=('"user": "a"', "https://x.io"),
+    ),
+    case(
+        """curl -d "{\\"token\\": \\"jsonEsc1c\\", \\"n\\": 1}" https://x.io""",
+        "jsonEsc1c",
+        keep=("https://x.io",),
+    ),
+    case(
+        """echo '{"client_secret": "jsonCs1d", "id": 7}' > cfg.json""",
+        "jsonCs1d",
+        keep=('"id": 7', "> cfg.json"),
+    ),
+    case(
+        """curl --data-raw '{"access_token":"jsonAt1e","ttl":60}' x.io""",
+        "jsonAt1e",
+        keep=('"ttl":60',),
+    ),
+    case(
+        """python -c "login({'password': 'pyDictPw1f'})" """,
+        "pyDictPw1f",
+        keep=("python -c",),
+    ),
+    case(
+        """curl -d '{"auth":{"password":"json nested 1g"}}' x.io""",
+        "json nested 1g",
+    ),
     # -- provider key shapes, wherever they appear -----------------------------------------
     case(f"aws configure set aws_access_key_id {AWS_AKIA}", AWS_AKIA, keep=("aws configure",)),
     case(f"echo {AWS_ASIA} | pbcopy", AWS_ASIA, keep=("pbcopy",)),
@@ -340,7 +462,7 @@ PLAIN = [
 
 def test_corpus_is_large_and_distinct() -> None:
     lines = [c.line for c in CASES]
-    assert len(CASES) >= 60
+    assert len(CASES) >= 100
     assert len(set(lines)) == len(lines)
     secrets = [s for c in CASES for s in c.secrets]
     assert len(set(secrets)) == len(secrets)
@@ -372,14 +494,14 @@ def test_digest_is_of_the_raw_line_and_holds_nothing_readable() -> None:
 def test_plain_line_does_not_load_re() -> None:
     # The supervisor starts for every job: a line with no trigger must not import `re`.
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import supervisor; "
-        "line = 'npm run dev --port 3000'; assert supervisor.display_command(line) == line; "
-        "print('re' in sys.modules, end=' '); supervisor.display_command('x --token abc'); "
-        "print('re' in sys.modules, end=' '); supervisor.display_command('x --token \\'abc\\''); "
+        "import sys; sys.path.insert(0, sys.argv[1]); import redact; "
+        "line = 'npm run dev --port 3000'; assert redact.display_command(line) == line; "
+        "print('re' in sys.modules, end=' '); redact.display_command('x --token abc'); "
+        "print('re' in sys.modules, end=' '); redact.display_command('x --token \\'abc\\''); "
         "print('re' in sys.modules)"
     )
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code, str(SUPERVISOR.parent)],
+        [sys.executable, "-I", "-S", "-c", code, str(REDACT.parent)],
         capture_output=True,
         text=True,
         check=True,
@@ -393,7 +515,7 @@ def test_long_line_is_cut_between_words_and_shows_no_part_of_a_secret() -> None:
         line = "x" * pad + " " + AWS_AKIA + " --port 3000 " + "tail " * 900
         shown = display_command(line)
         assert shown.endswith("…")
-        assert len(shown) <= supervisor._SHOWN_MAX + 2
+        assert len(shown) <= redact._SHOWN_MAX + 2
         assert AWS_AKIA[:6] not in shown, pad
     assert display_command("echo " + "a" * 9000) == "echo …"
 
@@ -413,7 +535,7 @@ def test_pathological_lines_stay_fast(unit: str) -> None:
 
 def _full_path(line: str) -> str:
     """Every rule, with no prefilter in front."""
-    return supervisor._display_all_rules(line)
+    return redact._display_all_rules(line)
 
 
 # Characters and words that sit close to the rules: ASCII trigger words, characters that a

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral import supervisor
+from corral.lowlevel import redact
 
-SUPERVISOR = Path(supervisor.__file__).resolve()
+REDACT = Path(redact.__file__).resolve()
 
 
 def by_regex(line: str) -> str:
-    return supervisor._assignments_pattern().sub(lambda m: m.group(1), line)
+    return redact._assignments_pattern().sub(lambda m: m.group(1), line)
 
 
 def plain(line: str) -> bool:
@@ -43,7 +43,7 @@ TABLE = [
 @pytest.mark.parametrize(("line", "shown"), TABLE)
 def test_table(line: str, shown: str) -> None:
     assert plain(line)
-    assert supervisor._drop_plain_assignments(line) == by_regex(line) == shown
+    assert redact._drop_plain_assignments(line) == by_regex(line) == shown
 
 
 _PIECES = st.sampled_from(
@@ -54,7 +54,7 @@ _PIECES = st.sampled_from(
 @settings(max_examples=1500, deadline=None)
 @given(st.one_of(st.lists(_PIECES, max_size=16).map("".join), st.text(alphabet="Ab1= ;&|(\n\t")))
 def test_scanner_is_the_regex(line: str) -> None:
-    assert supervisor._drop_plain_assignments(line) == by_regex(line)
+    assert redact._drop_plain_assignments(line) == by_regex(line)
 
 
 @settings(max_examples=300, deadline=None)
@@ -63,19 +63,19 @@ def test_drop_assignments_is_the_regex_loop(line: str) -> None:
     expected, previous = line, None
     while previous != expected:
         previous, expected = expected, by_regex(expected)
-    assert supervisor._drop_assignments(line) == expected
+    assert redact._drop_assignments(line) == expected
 
 
 def test_assignment_line_does_not_load_re() -> None:
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import supervisor; "
-        "assert supervisor.display_command('PORT=3000 npm run dev') == 'npm run dev'; "
-        "assert supervisor.display_command('cd web && HOST=0 vite --port=5173') "
+        "import sys; sys.path.insert(0, sys.argv[1]); import redact; "
+        "assert redact.display_command('PORT=3000 npm run dev') == 'npm run dev'; "
+        "assert redact.display_command('cd web && HOST=0 vite --port=5173') "
         "== 'cd web && vite --port=5173'; "
         "print('re' in sys.modules)"
     )
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code, str(SUPERVISOR.parent)],
+        [sys.executable, "-I", "-S", "-c", code, str(REDACT.parent)],
         capture_output=True,
         text=True,
         check=True,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from corral import supervisor
+from corral.lowlevel import redact
 
 _PIECES = st.sampled_from(
     [
@@ -23,7 +23,7 @@ _PLAIN_LINES = st.lists(_PIECES, max_size=14).map("".join)
 
 
 def regex_rule(index: int, text: str) -> str:
-    pattern, replacement = supervisor._rules()[index]
+    pattern, replacement = redact._rules()[index]
     return re.compile(pattern).sub(replacement, text)
 
 
@@ -34,19 +34,15 @@ def regex_rule(index: int, text: str) -> str:
 @example("--token\n--x y")
 @example("TOKEN=1=2 MY_KEY=x;AUTHOR=y session-id=z")
 def test_scanners_are_the_regexes(line: str) -> None:
-    assert supervisor._hide_flag_values(line, glued=True) == regex_rule(
-        supervisor._FLAG_GLUED, line
-    )
-    assert supervisor._hide_flag_values(line, glued=False) == regex_rule(
-        supervisor._FLAG_SPACED, line
-    )
-    assert supervisor._hide_named_values(line) == regex_rule(supervisor._NAME_VALUE, line)
+    assert redact._hide_flag_values(line, glued=True) == regex_rule(redact._FLAG_GLUED, line)
+    assert redact._hide_flag_values(line, glued=False) == regex_rule(redact._FLAG_SPACED, line)
+    assert redact._hide_named_values(line) == regex_rule(redact._NAME_VALUE, line)
 
 
 @settings(max_examples=1500, deadline=None)
 @given(_PLAIN_LINES)
 def test_display_with_scanners_is_display_with_every_rule(line: str) -> None:
-    assert supervisor.display_command(line) == supervisor._display_all_rules(line)
+    assert redact.display_command(line) == redact._display_all_rules(line)
 
 
 @pytest.mark.parametrize(
@@ -60,17 +56,17 @@ def test_display_with_scanners_is_display_with_every_rule(line: str) -> None:
     ],
 )
 def test_table(line: str, shown: str) -> None:
-    assert supervisor.display_command(line) == shown == supervisor._display_all_rules(line)
+    assert redact.display_command(line) == shown == redact._display_all_rules(line)
 
 
 def test_the_scanned_rules_are_the_ones_named() -> None:
-    sources = supervisor._rules()
-    assert "=)" in sources[supervisor._FLAG_GLUED][0]
-    assert r"\s+)(?!-)" in sources[supervisor._FLAG_SPACED][0]
-    assert sources[supervisor._NAME_VALUE][0].startswith(r"(?i)(\b")
+    sources = redact._rules()
+    assert "=)" in sources[redact._FLAG_GLUED][0]
+    assert r"\s+)(?!-)" in sources[redact._FLAG_SPACED][0]
+    assert sources[redact._NAME_VALUE][0].startswith(r"(?i)(\b")
 
 
 def test_trigger_tables_line_up_with_the_rules() -> None:
-    assert len(supervisor._TRIGGER_GROUPS) == len(supervisor._rules())
-    assert all(all(group) for groups in supervisor._TRIGGER_GROUPS for group in groups)
-    assert len(supervisor._SHAPE_WORDS) == len(supervisor._KEY_SHAPES)
+    assert len(redact._TRIGGER_GROUPS) == len(redact._rules())
+    assert all(all(group) for groups in redact._TRIGGER_GROUPS for group in groups)
+    assert len(redact._SHAPE_WORDS) == len(redact._KEY_SHAPES)

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from corral import supervisor
+from tests.helpers import LAUNCHER as SUPERVISOR  # as corral runs it
 from tests.lines_corpus import LINES, STDIN
 
 BASH = "/bin/bash"
-SUPERVISOR = Path(supervisor.__file__).resolve().parent / "supervise.py"  # as corral runs it
 # What the supervisor clears from its shell's environment by design: a caller that sets
 # them would see a difference that corral means to make.
 _DESIGNED_AWAY = ("SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "CORRAL_JOB", "CORRAL_SESSION")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, TypeVar
 
-from corral import locations
+from corral.lowlevel import locations
 
 if TYPE_CHECKING:
     from pathlib import Path

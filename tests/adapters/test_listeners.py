@@ -14,8 +14,9 @@ from unittest import mock
 
 import pytest
 
-from corral import supervisor
-from corral.adapters import listeners, scan
+from corral.adapters import scan
+from corral.lowlevel import sockets as listeners
+from corral.lowlevel.procfs import boot_id
 from tests.adapters.test_scan import LISTEN
 
 
@@ -153,7 +154,7 @@ def test_stale_or_corrupt_remembered_owners_fall_back_to_the_walk(
 ) -> None:
     child, ports = listening
     path = str(corral_home / listeners.OWNERS_FILE)
-    boot = supervisor.boot_id()
+    boot = boot_id()
     theirs = [i for i, s in listeners.listening().items() if s.port in ports]
     # another process and fd (a reused pid, a replaced socket), then a corrupt file
     listeners.write_owners(path, boot, {i: (os.getpid(), "0") for i in theirs})
@@ -173,7 +174,7 @@ def test_a_socket_nobody_held_is_looked_for_among_new_processes_then_everywhere(
 ) -> None:
     child, ports = listening
     path = str(corral_home / listeners.OWNERS_FILE)
-    boot = supervisor.boot_id()
+    boot = boot_id()
     theirs = [i for i, s in listeners.listening().items() if s.port in ports]
     start = scan.take().procs[child.pid].start
     now = time.monotonic()

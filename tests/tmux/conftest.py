@@ -14,8 +14,8 @@ import pytest
 from tests.conftest import processes_with_env
 from tests.helpers import ROOT, wait_for
 
-WRAPPER = ROOT / "src" / "corral" / "tmux_wrapper.py"
-SUPERVISOR = ROOT / "src" / "corral" / "supervise.py"
+WRAPPER = ROOT / "src" / "corral" / "backends" / "tmux" / "tmux_wrapper.py"
+SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 
 
 @dataclass

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corral import config
-from corral.tmux_pane import _SgrStripper
+from corral.backends.tmux.tmux_pane import _SgrStripper
 from tests.helpers import wait_for
 from tests.tmux.conftest import TmuxEnv, default_argv, wrapper_argv
 

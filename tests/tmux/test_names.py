@@ -8,7 +8,7 @@ import pytest
 
 from corral import config
 from corral.adapters import tmux
-from corral.tmux_wrapper import uses_tmux
+from corral.backends.tmux.tmux_wrapper import uses_tmux
 
 
 @pytest.mark.parametrize(

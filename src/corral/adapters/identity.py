@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
-from corral import supervisor
+from corral.lowlevel.procfs import boot_id
 
 _LINUX = sys.platform.startswith("linux")
 
@@ -53,7 +53,7 @@ _BOOT_ID: str | None = None
 def _boot_id() -> str:
     global _BOOT_ID
     if _BOOT_ID is None:
-        _BOOT_ID = supervisor.boot_id()
+        _BOOT_ID = boot_id()
     return _BOOT_ID
 
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from corral import paths, supervisor
+from corral import paths
+from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, STATES_FINAL
 
 
 class JobRecord(NamedTuple):
@@ -37,18 +38,18 @@ class JobRecord(NamedTuple):
     signal: int | None = None
     stop_requested_at: float | None = None
     ended_at: float | None = None
-    grace: float = supervisor.DEFAULT_GRACE
+    grace: float = DEFAULT_GRACE
     # Fields a newer supervisor wrote that this reader does not know (read-only). They count
     # in a record's equality and repr; nothing compares records.
     extra: Mapping[str, Any] = MappingProxyType({})
 
     @property
     def final(self) -> bool:
-        return self.state in supervisor.STATES_FINAL
+        return self.state in STATES_FINAL
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobRecord:
-        if data.get("version") != supervisor.LEDGER_VERSION:
+        if data.get("version") != LEDGER_VERSION:
             raise ValueError(f"unknown ledger version {data.get('version')!r}")
         known = {f for f in cls._fields if f != "extra"}
         kwargs = {k: v for k, v in data.items() if k in known}

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from corral import paths, supervisor
+from corral import paths
 from corral.adapters import identity
-from corral.adapters import listeners as _net
 from corral.adapters.identity import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME
+from corral.lowlevel import sockets as _net
+from corral.lowlevel.procfs import boot_id
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
@@ -99,7 +100,7 @@ def _boot() -> tuple[str, float, int]:
     """(boot id, boot time in epoch seconds, clock ticks per second)."""
     global _BOOT
     if _BOOT is None:
-        _BOOT = (supervisor.boot_id(), psutil.boot_time(), os.sysconf("SC_CLK_TCK"))
+        _BOOT = (boot_id(), psutil.boot_time(), os.sysconf("SC_CLK_TCK"))
     return _BOOT
 
 

@@ -83,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     if admitted.refusal is not None:
         return _refused(admitted.refusal, json_out=args.json and args.detached)
     if not args.detached and backend == "tmux":
-        from corral import tmux_wrapper
+        from corral.backends.tmux import tmux_wrapper
 
         options = ["--session", session] if session else []
         options += ["--grace", f"{args.grace:g}"] if args.grace is not None else []

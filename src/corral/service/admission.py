@@ -12,10 +12,12 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from corral import paths, supervisor
-from corral.adapters import ledger, listeners
+from corral import paths
+from corral.adapters import ledger
 from corral.adapters.identity import environ_has
 from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide
+from corral.lowlevel import sockets as listeners
+from corral.lowlevel.redact import command_digest, display_command
 
 RESERVATION_SECONDS = 15.0
 
@@ -65,7 +67,7 @@ class PortHolders(Mapping[int, PortHolder]):
 
     def __getitem__(self, port: int) -> PortHolder:
         found = self._raw[port]
-        command = supervisor.display_command(" ".join(found.argv)) if found.argv else "?"
+        command = display_command(" ".join(found.argv)) if found.argv else "?"
         job = _job_of(found.pid, self._jobs) if found.pid else None
         return PortHolder(port=port, pid=found.pid or 0, command=command, job_id=job)
 
@@ -101,7 +103,7 @@ def _reserved(identity: str, cwd: str, now: float, recorded: set[str]) -> str | 
 
 
 def _key(identity: str, cwd: str) -> str:
-    return supervisor.command_digest(f"{identity}\0{cwd}")[:32]
+    return command_digest(f"{identity}\0{cwd}")[:32]
 
 
 def admit(

@@ -7,8 +7,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from corral import config, locations
+from corral import config
 from corral.core.shell.messages import age
+from corral.lowlevel import locations
 
 if TYPE_CHECKING:
     from pathlib import Path

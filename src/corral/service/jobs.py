@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral import paths, supervisor
+from corral import paths
 from corral.adapters import ledger
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.adapters.ledger import JobRecord, supervisor_alive
 from corral.core.outcomes import JobState, StopResult
 from corral.errors import AmbiguousJob, JobNotFound
+from corral.lowlevel.record import LEDGER_VERSION, write_record
 
 log = logging.getLogger("corral.service")
 
@@ -277,11 +278,9 @@ def signal_handles(handles: list[Any], grace: float) -> list[TargetOutcome]:
 def _finish_record(record: JobRecord, state: JobState) -> None:
     """Record the end of a job whose supervisor could not (it was killed)."""
     data = {k: v for k, v in record._asdict().items() if k != "extra"}
-    data.update(
-        record.extra, version=supervisor.LEDGER_VERSION, state=state.value, ended_at=time.time()
-    )
+    data.update(record.extra, version=LEDGER_VERSION, state=state.value, ended_at=time.time())
     try:
-        supervisor.write_record(str(paths.ledger_dir()), data)
+        write_record(str(paths.ledger_dir()), data)
     except OSError as exc:
         log.warning("cannot record the end of job %s: %s", record.id, exc)
 

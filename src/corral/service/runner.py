@@ -7,7 +7,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from corral import locations, paths
+from corral import paths
+from corral.lowlevel import locations
 
 SUPERVISOR = Path(locations.SUPERVISOR)
 LAUNCHER = Path(locations.LAUNCHER)  # starts the supervisor from its bytecode

@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral import paths, supervisor
+from corral import paths
 from corral.adapters import attribution, ledger, procs, scan
 from corral.adapters.attribution import Attributed, Attribution
 from corral.adapters.identity import ProcessIdentity, cmdline, identity_of
 from corral.adapters.ledger import JobRecord
 from corral.core.outcomes import StopResult
+from corral.lowlevel.record import DEFAULT_GRACE
+from corral.lowlevel.redact import display_command
 from corral.service import jobs
 from corral.store import db, observations
 
@@ -180,7 +182,7 @@ def _command(pid: int) -> str:
     if shown is None:
         if len(_SHOWN) > 4096:  # a long-lived daemon sees many command lines come and go
             _SHOWN.clear()
-        shown = _SHOWN[line] = supervisor.display_command(line)
+        shown = _SHOWN[line] = display_command(line)
     return shown
 
 
@@ -355,7 +357,7 @@ def terminate(
     targets: Sequence[ProcessIdentity] | None = None,
     *,
     surface: str = "cli",
-    grace: float = supervisor.DEFAULT_GRACE,
+    grace: float = DEFAULT_GRACE,
 ) -> Termination:
     """Stop a session's processes (`targets` None: all of them) or the named `targets`
     (`session` None: of any session). Supervised jobs are stopped through their supervisors;

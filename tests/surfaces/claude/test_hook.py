@@ -136,7 +136,8 @@ def test_background_server_is_wrapped_keeping_every_field(tmp_path: Path) -> Non
         "description": "d", "run_in_background": True, "timeout": 5000
     }  # fmt: skip
     words = new["command"].split(" ")
-    assert words[:4] == [sys.executable, "-I", "-S", str(HOOK.parents[2] / "supervise.py")]
+    launcher = str(HOOK.parents[2] / "supervisor" / "launcher.py")
+    assert words[:4] == [sys.executable, "-I", "-S", launcher]
     assert "--task" in words and new["command"].endswith(f"-- '{line}'")
     token = words[words.index("--job") + 1]
     assert f"job {token[:8]}" in result["additionalContext"]

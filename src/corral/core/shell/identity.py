@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corral.supervisor import command_digest
+from corral.lowlevel.redact import command_digest
 
 _VERSION = "corral-identity-1"
 LENGTH = 16  # hex digits: 64 bits, plenty to tell one machine's jobs apart

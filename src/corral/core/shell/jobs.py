@@ -10,7 +10,7 @@ from corral.core.shell.identity import identity, line_identity
 from corral.core.shell.launch import classify
 from corral.core.shell.parse import Unreadable, read
 from corral.core.shell.ports import env_port, flag_port, requested_port
-from corral.supervisor import display_command
+from corral.lowlevel.redact import display_command
 
 
 class JobSpec(NamedTuple):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from corral.supervisor import display_command
+from corral.lowlevel.redact import display_command
 
 
 class LiveJob(NamedTuple):

@@ -81,7 +81,7 @@ def parse(text: str) -> "Any":
 
 def rewritten_by_corral(command: str) -> bool:
     """The command already runs one of corral's programs (a line the hook rewrote)."""
-    from corral import locations
+    from corral.lowlevel import locations
 
     programs = (locations.LAUNCHER, locations.SUPERVISOR, locations.TMUX_WRAPPER)
     return any(program in command for program in programs)
@@ -197,7 +197,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
             return None
         if len(tool_input["command"]) > LINE_LIMIT:
             return None
-        from corral import locations
+        from corral.lowlevel import locations
 
         background = tool_input.get("run_in_background") is True
         extra = extra_words(home, locations.config_path())
@@ -231,7 +231,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
 def main(argv: list[str]) -> int:
     if sys.path[:1] != [package_root()]:
         sys.path.insert(0, package_root())
-    from corral import locations
+    from corral.lowlevel import locations
 
     home = locations.home_dir()
     if len(argv) != 1 or argv[0] not in EVENTS:

@@ -362,7 +362,7 @@ def log(message: str) -> None:
     """One line in corral's log; never raises."""
     import time
 
-    from corral import locations
+    from corral.lowlevel import locations
 
     try:
         with open(f"{locations.home_dir()}/corral.log", "a", encoding="utf-8") as f:
@@ -383,7 +383,7 @@ def main(argv: list[str]) -> int:
     data = b""
     try:
         data = _read_all(0)
-        from corral import locations
+        from corral.lowlevel import locations
         from corral.surfaces.claude.hook import parse
 
         folder = session_folder(parse(data.decode("utf-8"))) if data.strip() else None

@@ -65,12 +65,22 @@ else:
     import _signal as signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if __name__ == "__main__" and os.path.dirname(HERE) not in sys.path:
-    sys.path.insert(0, os.path.dirname(HERE))  # -I -S: the package next to this file
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))  # holds the corral package
+if __name__ == "__main__" and _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)  # -I -S: the package this file belongs to
 # the pane runner's module: stdlib only, like this one; it owns the private folder's layout
-from corral.tmux_pane import ERR, OUT, READY, SOCK, STATUS, in_folder, write_all, write_spec  # noqa: E402
+from corral.backends.tmux.tmux_pane import (  # noqa: E402
+    ERR,
+    OUT,
+    READY,
+    SOCK,
+    STATUS,
+    in_folder,
+    write_all,
+    write_spec,
+)
 
-SUPERVISOR = os.path.join(HERE, "supervise.py")  # the supervisor, from its bytecode
+SUPERVISOR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "supervisor", "launcher.py")
 PANE_RUNNER = os.path.join(HERE, "tmux_pane.py")
 _RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE)
 COLOR_ENV = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")  # the user decided already
@@ -216,7 +226,7 @@ def open_job_window(private: str, line: str, sup: list[str], cwd: str, log: str 
 def _name_lock(options: list[str]) -> int | None:
     import fcntl
 
-    from corral.supervisor import default_ledger_dir
+    from corral.lowlevel.locations import default_ledger_dir
 
     given = options.index("--ledger") + 1 if "--ledger" in options else 0
     ledger = options[given] if 0 < given < len(options) else default_ledger_dir()

@@ -7,10 +7,11 @@ same answers through platformdirs; tests/test_paths.py pins that they agree."""
 import posix
 import sys
 
-PACKAGE = __file__.rpartition("/")[0]  # the corral package's folder
-SUPERVISOR = f"{PACKAGE}/supervisor.py"
-LAUNCHER = f"{PACKAGE}/supervise.py"  # starts the supervisor from its bytecode
-TMUX_WRAPPER = f"{PACKAGE}/tmux_wrapper.py"  # a program of its own, like the supervisor
+PACKAGE = __file__.rpartition("/")[0].rpartition("/")[0]  # the corral package's folder
+SUPERVISOR = f"{PACKAGE}/supervisor/program.py"
+LAUNCHER = f"{PACKAGE}/supervisor/launcher.py"  # starts the supervisor from its bytecode
+TMUX_WRAPPER = f"{PACKAGE}/backends/tmux/tmux_wrapper.py"  # a program, like the supervisor
+TMUX_PANE = f"{PACKAGE}/backends/tmux/tmux_pane.py"  # runs in the job's tmux window
 
 
 def _env(name: str) -> str:
@@ -47,3 +48,16 @@ def _platform(variable: str, linux_default: str) -> str:
     if not base.startswith("/"):
         base = f"{_user_home()}/{linux_default}".replace("//", "/")
     return base.rstrip("/") + "/corral"
+
+
+def default_ledger_dir() -> str:
+    import os
+
+    home = os.environ.get("CORRAL_HOME")
+    if home:
+        return os.path.join(home, "ledger")
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    else:
+        base = os.environ.get("XDG_STATE_HOME", "").strip() or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "corral", "ledger")
