@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "procs": ("corral.cli.procs", "what Claude Code's /procs shows: a session's jobs; stop them"),
     "statusline": ("corral.cli.statusline", "the Claude Code status line band for a folder"),
     "install": ("corral.cli.install", "install corral into Claude Code's settings (or remove it)"),
+    "doctor": ("corral.cli.doctor", "check corral's state and installs; --fix repairs them"),
 }
 
 
