@@ -165,3 +165,15 @@ def test_clean_removes_litter_and_keeps_what_a_live_job_uses(corral_home: Path) 
     assert not temp.exists() and not orphan_fifo.exists()
     assert (ledger / f"{live['id']}.stop").exists() and (ledger / f"{live['id']}.json").exists()
     corral("stop", live["id"], check=True)
+
+
+def test_run_d_on_a_read_only_ledger_starts_nothing(tiny_home: Path, tmp_path: Path) -> None:
+    """A read-only file system binds root too (a chmod would not)."""
+    (tiny_home / "ledger").mkdir(mode=0o700)
+    (tiny_home / "logs").mkdir(mode=0o700)
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_home)], check=True)
+    marker = tmp_path / "ran"
+    run = corral("run", "-d", "-c", f"touch {marker}")
+    _one_clear_line(run, "nothing was started", "Read-only file system", str(tiny_home))
+    time.sleep(0.5)
+    assert not marker.exists()

@@ -155,8 +155,15 @@ def start_detached(
     import subprocess
 
     token = token or new_token()
-    logs = paths.ensure_private_dir(paths.home() / "logs")
-    log_path = logs / f"{token}.log"
+    log_path = paths.home() / "logs" / f"{token}.log"
+    try:
+        paths.ensure_private_dir(log_path.parent)
+        os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    except OSError as exc:
+        if not fallback:
+            why = exc.strerror or str(exc)
+            return Started(token, 0, False, log_path, error=_unsupervisable(why, log_path.parent))
+        log_path = Path(os.devnull)  # it runs anyway, as asked, with its output dropped
     argv = supervisor_argv(
         line,
         token=token,
@@ -203,16 +210,23 @@ def start_detached(
     return Started(token, proc.pid, answer.startswith(b"ok"), log_path, warning=warning)
 
 
-def _unsupervisable(why: str) -> str:
-    """The one line for a detached start that could not be supervised."""
+def _unsupervisable(why: str, folder: Path | None = None) -> str:
+    """The one line for a detached start that could not be supervised: what failed (the
+    ledger folder, or the log folder when given), where, what to do."""
     if "No space" in why or "Disk quota" in why:
         todo = "free space on its disk"
+    elif "Read-only" in why:
+        todo = "remount it writable or set CORRAL_HOME to a writable folder"
     else:
         todo = "see `corral doctor`"
+    what = (
+        f"cannot write its log in {folder}"
+        if folder is not None
+        else f"cannot record it in the ledger folder {paths.ledger_dir()}"
+    )
     return (
-        f"cannot supervise the job, nothing was started: cannot record it in the ledger "
-        f"folder {paths.ledger_dir()} ({why}); {todo}, or pass --allow-unsupervised to run it "
-        "untracked"
+        f"cannot supervise the job, nothing was started: {what} ({why}); {todo}, or pass "
+        "--allow-unsupervised to run it untracked"
     )
 
 
