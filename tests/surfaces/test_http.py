@@ -266,6 +266,8 @@ def test_a_tool_call_in_flight_keeps_the_snapshot_fresh_without_requests(
     wait_for(lambda: health()["snapshots_taken"] >= idle["snapshots_taken"] + 3, what="refresh")
     busy = health()
     assert busy["tool_calls_in_flight"] == 1 and busy["tool_call_reports"] == 1
+    # those refreshes read only what changed since the one before
+    assert busy["snapshots_incremental"] >= 2
     activity.tool_call(str(corral_home), "end", "s-1", "toolu_1")
     wait_for(lambda: health()["tool_calls_in_flight"] == 0, what="the end counted")
     settled = health()["snapshots_taken"]
@@ -305,7 +307,7 @@ def test_the_daemon_removes_its_socket_files_on_sigterm(corral_home: Path) -> No
 
 def test_a_home_too_deep_for_a_unix_socket_fails_at_once_with_what_to_do(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
-    deep.mkdir(parents=True)
+    deep.mkdir(parents=True, mode=0o700)  # an existing CORRAL_HOME must be private
     result = corral("daemon", "--ensure", env={**os.environ, "CORRAL_HOME": str(deep)})
     assert result.returncode == 1
     assert "the daemon could not start" in result.stderr

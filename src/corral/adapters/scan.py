@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ class Proc:
     rss: int
     markers: Mapping[str, str]  # only MARKERS; None of the rest of the environment
     environ_readable: bool
+    seen_at: float = 0.0  # time.monotonic() of the read (0: the snapshot's own time)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class Snapshot:
     procs: dict[int, Proc]
     listeners: tuple[Listener, ...]
     cpu_percent: dict[int, float] = field(default_factory=dict)
+    # None: every process was read; else the pids read for this snapshot, the others carried
+    # over from the previous one (an incremental snapshot)
+    read: frozenset[int] | None = None
 
     def children(self) -> dict[int, list[int]]:
         kids: dict[int, list[int]] = {}
@@ -129,6 +134,7 @@ def _read_rest(fd: int, head: bytes) -> bytes:
 def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
     """Two /proc files per process (stat, environ) read with raw syscalls, one read each (a
     third of the cost of open() for small files); the owner's uid from the open stat file."""
+    seen_at = time.monotonic()
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
     procs: dict[int, Proc] = {}
@@ -179,6 +185,7 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
             rss=int(fields[RSS]) * page,
             markers=markers,
             environ_readable=readable,
+            seen_at=seen_at,
         )
     return procs
 
@@ -246,6 +253,9 @@ _FULL_WALK_EVERY = 600.0
 
 
 _SAVED_AT = -float("inf")  # when the file was last written (time.monotonic)
+# The daemon lists (its refresh) and stops (a terminate takes a snapshot) in two threads at
+# once: one walk at a time reads and replaces the memory above and writes the file.
+_OWNERS_LOCK = threading.Lock()
 
 
 def _shape(owners: dict[int, _net.Owner | _net.Unseen]) -> dict[int, object]:
@@ -262,12 +272,19 @@ def forget_owners(*, persisted: bool = False) -> None:
     file, as a new process does (the benchmark's cold snapshot); with `persisted`, from
     nothing, as the first run ever does."""
     global _OWNERS, _SAVED
-    _OWNERS, _SAVED = None, {}
-    if persisted:
-        try:
-            os.unlink(_owners_file())
-        except OSError:
-            pass
+    with _OWNERS_LOCK:
+        _OWNERS, _SAVED = None, {}
+        if persisted:
+            try:
+                os.unlink(_owners_file())
+            except OSError:
+                pass
+
+
+def remembered_owners(*, saved: bool = False) -> dict[int, _net.Owner | _net.Unseen]:
+    """A copy of the sockets' owners this process knows (`saved`: as it last wrote them)."""
+    with _OWNERS_LOCK:
+        return dict(_SAVED if saved else (_OWNERS or {}))
 
 
 def _remembered() -> dict[int, _net.Owner | _net.Unseen]:
@@ -365,25 +382,60 @@ def listeners() -> tuple[Listener, ...]:
     return take().listeners
 
 
-def take(*, previous: Snapshot | None = None) -> Snapshot:
-    """One snapshot of the machine; CPU % comes from `previous` for identities it also saw."""
+def take(
+    *, previous: Snapshot | None = None, incremental: bool = False, reread: Iterable[int] = ()
+) -> Snapshot:
+    """One snapshot of the machine; CPU % comes from `previous` for identities it also saw.
+
+    `incremental` (Linux): only the processes `previous` did not see, and `reread`, are read;
+    the others still listed in /proc are carried over as `previous` saw them (their CPU and
+    memory as then; a pid reused between the two is not noticed, so take a whole one now and
+    then). The sockets are dumped again, and their owners proven as in every snapshot."""
     taken = time.monotonic()
+    read: frozenset[int] | None = None
     if _LINUX:
         listed_at = time.clock_gettime(time.CLOCK_BOOTTIME)
-        procs = _linux_table(os.listdir("/proc"))
+        entries = os.listdir("/proc")
+        if incremental and previous is not None:
+            procs, read = _carry(entries, previous, set(reread))
+        else:
+            procs = _linux_table(entries)
         # owners are most likely young processes: corral's jobs, not the machine's old daemons
         youngest = sorted(procs.values(), key=lambda proc: -proc.start)
-        ports = _OwnerWalk().result(youngest, listed_at)
+        with _OWNERS_LOCK:
+            ports = _OwnerWalk().result(youngest, listed_at)
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
     if previous is not None:
-        elapsed = max(taken - previous.taken_at, 1e-6)
         for pid, proc in procs.items():
             before = previous.procs.get(pid)
-            if before is not None and before.started_at == proc.started_at:
-                cpu[pid] = round(max(0.0, proc.cpu_time - before.cpu_time) / elapsed * 100, 1)
-    return Snapshot(taken, procs, ports, cpu)
+            if before is None or before is proc or before.started_at != proc.started_at:
+                continue
+            elapsed = max((proc.seen_at or taken) - (before.seen_at or previous.taken_at), 1e-6)
+            cpu[pid] = round(max(0.0, proc.cpu_time - before.cpu_time) / elapsed * 100, 1)
+    return Snapshot(taken, procs, ports, cpu, read)
+
+
+def _carry(
+    entries: list[str], previous: Snapshot, reread: set[int]
+) -> tuple[dict[int, Proc], frozenset[int]]:
+    """The process table from `previous` for the pids still listed, read for the others."""
+    procs: dict[int, Proc] = {}
+    fresh: list[str] = []
+    known = previous.procs
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        old = known.get(pid)
+        if old is None or pid in reread:
+            fresh.append(entry)
+        else:
+            procs[pid] = old
+    found = _linux_table(fresh)
+    procs.update(found)
+    return procs, frozenset(found)
 
 
 def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
@@ -400,7 +452,7 @@ def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
         now = _cpu_time(pid)
         if now is not None:
             cpu[pid] = round(max(0.0, now - snap.procs[pid].cpu_time) / elapsed * 100, 1)
-    return Snapshot(snap.taken_at, snap.procs, snap.listeners, cpu)
+    return Snapshot(snap.taken_at, snap.procs, snap.listeners, cpu, snap.read)
 
 
 def cwd(pid: int) -> str | None:
@@ -459,19 +511,158 @@ def job_usage(snap: Snapshot, pids: Iterable[int]) -> Usage:
 
 
 def usage(jobs: Mapping[str, tuple[int, Iterable[int]]], interval: float = 0.1) -> dict[str, Usage]:
-    """Usage per job id, given (supervisor pid, extra pids) for each.
+    """Usage per job id, given (supervisor pid, extra pids) for each: the supervisor's
+    descendants (its subreaper keeps escaped ones among them) and the extra pids with theirs.
 
-    CPU % is measured over `interval` seconds, shared by all jobs (one wait in all)."""
-    snap = take()
-    kids = snap.children()
+    Linux reads only those processes (`jobs_snapshot`); elsewhere the whole machine is read,
+    and a process carrying a job's CORRAL_JOB marker counts too. CPU % is measured over
+    `interval` seconds, shared by all jobs (one wait in all)."""
+    extras = {job: list(extra) for job, (_, extra) in jobs.items()}
     by_marker: dict[str, list[int]] = {}
-    for proc in snap.procs.values():
-        token = proc.markers.get("CORRAL_JOB")
-        if token is not None and token in jobs:
-            by_marker.setdefault(token, []).append(proc.pid)
-    members = {
-        job: job_pids(snap, root, [*extra, *by_marker.get(job, ())], kids)
-        for job, (root, extra) in jobs.items()
-    }
+    if _LINUX:
+        roots = [root for root, _ in jobs.values()] + [p for e in extras.values() for p in e]
+        snap = jobs_snapshot(roots)
+    else:
+        snap = take()
+        for proc in snap.procs.values():
+            token = proc.markers.get("CORRAL_JOB")
+            if token is not None and token in jobs:
+                by_marker.setdefault(token, []).append(proc.pid)
+    kids = snap.children()
+    members = {}
+    for job, (root, _) in jobs.items():
+        extra = extras[job]
+        under_extra = [pid for p in extra for pid in snap.descendants(p, kids)]
+        members[job] = job_pids(snap, root, [*extra, *under_extra, *by_marker.get(job, ())], kids)
     snap = with_cpu(snap, [pid for pids in members.values() for pid in pids], interval)
     return {job: job_usage(snap, pids) for job, pids in members.items()}
+
+
+# -- jobs only --------------------------------------------------------------------------------
+
+_CHILDREN_FILES: bool | None = None
+
+
+def _has_children_files() -> bool:
+    """Whether the kernel lists a task's children (/proc/<pid>/task/<tid>/children: Linux
+    3.5+ built with CONFIG_PROC_CHILDREN, as most distributions' kernels are)."""
+    global _CHILDREN_FILES
+    if _CHILDREN_FILES is None:
+        me = os.getpid()
+        _CHILDREN_FILES = os.path.exists(f"/proc/{me}/task/{me}/children")
+    return _CHILDREN_FILES
+
+
+def _children_of(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            raw = _read_rest(fd, b"")
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        found.extend(int(child) for child in raw.split())
+    return found
+
+
+def _read_stat(entry: str) -> bytes | None:
+    try:
+        fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _tree_stats(roots: Iterable[int]) -> dict[int, bytes]:
+    """The stat lines of `roots` and their descendants: from the roots downward through the
+    kernel's children lists where it has them, else from one pass over every process's stat
+    (the one file each, never its environment or its descriptors)."""
+    wanted = set(roots)
+    stats: dict[int, bytes] = {}
+    if _has_children_files():
+        stack = list(wanted)
+        while stack:
+            pid = stack.pop()
+            if pid in stats:
+                continue
+            raw = _read_stat(str(pid))
+            if raw is None:
+                continue
+            stats[pid] = raw
+            stack.extend(_children_of(pid))
+        return stats
+    every: dict[int, bytes] = {}
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        raw = _read_stat(entry)
+        if raw is None:
+            continue
+        pid = int(entry)
+        every[pid] = raw
+        after = raw.rfind(b")") + 2
+        ppid = raw[after:].split(None, 2)[1]  # state, ppid, ...
+        kids.setdefault(int(ppid), []).append(pid)
+    stack = [pid for pid in wanted if pid in every]
+    while stack:
+        pid = stack.pop()
+        if pid not in stats:
+            stats[pid] = every[pid]
+            stack.extend(kids.get(pid, ()))
+    return stats
+
+
+def jobs_snapshot(roots: Iterable[int]) -> Snapshot:
+    """Linux: a snapshot of `roots` (jobs' supervisors, leftover processes) and their
+    descendants only, and the sockets they listen on: one socket dump, then the descriptors of
+    those processes alone (no other process's environment or descriptors is read, so it costs
+    the same on the first run ever). Markers are not read; other listeners are left out."""
+    taken = time.monotonic()
+    boot_id, boot_time, hz = _boot()
+    page = os.sysconf("SC_PAGE_SIZE")
+    procs: dict[int, Proc] = {}
+    for pid, stat in _tree_stats(roots).items():
+        fields = identity.stat_fields(stat)
+        if len(fields) <= RSS or fields[STATE] == b"Z":
+            continue
+        ticks = int(fields[START])
+        procs[pid] = Proc(
+            pid=pid,
+            ppid=int(fields[PPID]),
+            pgid=int(fields[PGRP]),
+            sid=int(fields[SESSION]),
+            uid=-1,  # not read: usage needs no owner
+            name=stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace"),
+            started_at=f"{boot_id}:{ticks}",
+            start=ticks / hz,
+            created=boot_time + ticks / hz,
+            cpu_time=(int(fields[UTIME]) + int(fields[STIME])) / hz,
+            rss=int(fields[RSS]) * page,
+            markers={},
+            environ_readable=False,
+            seen_at=taken,
+        )
+    sockets = _net.listening()
+    held = _net.owners(sockets, list(procs)) if sockets and procs else {}
+    listed = {
+        Listener(sock.port, sock.proto, sock.family, sock.address(), held[inode][0])
+        for inode, sock in sockets.items()
+        if inode in held
+    }
+    ports = tuple(sorted(listed, key=lambda x: (x.port, x.proto, x.family, x.address)))
+    return Snapshot(taken, procs, ports, {}, frozenset(procs))

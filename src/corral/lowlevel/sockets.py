@@ -229,9 +229,12 @@ def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) 
             lines.append(f"{inode} - {owner.full_at!r} {owner.until!r}")
         else:
             lines.append(f"{inode} {owner[0]} {owner[1]}")
-    temp = f"{path}.{os.getpid()}.tmp"
+    # A name of its own per write: two writers (the daemon's refresh and a terminate in
+    # another thread, or two processes) sharing one would truncate each other's file before
+    # its rename, and the file would be left cut short.
+    temp = f"{path}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             os.fchmod(fd, 0o600)
             os.write(fd, ("\n".join(lines) + "\n").encode("ascii"))

@@ -128,29 +128,6 @@ def check_folders(apply: bool) -> list[Finding]:
 # -- ledger -----------------------------------------------------------------------------
 
 
-def _bad_records(ledger: str) -> list[tuple[str, str]]:
-    """(file name, why) of every record file the reader skips."""
-    from corral.adapters.ledger import JobRecord
-
-    bad = []
-    try:
-        names = sorted(n for n in os.listdir(ledger) if n.endswith(".json") and n != ".json")
-    except OSError:
-        return []
-    for name in names:
-        try:
-            with open(os.path.join(ledger, name), "rb") as f:
-                data = json.loads(f.read())
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            JobRecord.from_json(data)
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError, TypeError) as exc:
-            bad.append((name, str(exc)))
-    return bad
-
-
 def _move_aside(ledger: str, name: str) -> None:
     target = paths.ensure_private_dir(os.path.join(paths.home_dir(), BAD_RECORDS))
     os.replace(os.path.join(ledger, name), os.path.join(target, name))
@@ -161,7 +138,7 @@ def check_ledger(apply: bool) -> list[Finding]:
 
     folder = paths.ledger_dir()
     found = []
-    for name, why in _bad_records(folder):
+    for name, why in ledger.bad_records(folder):
         found.append(
             problem(
                 "ledger",

@@ -13,7 +13,7 @@ import shlex
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,10 +48,34 @@ class Observed:
     attributed: Attributed
     records: list[JobRecord]
     warnings: list[str] = field(default_factory=list)
+    # what it was attributed from besides the snapshot, for `refresh` to start from
+    remembered: Mapping[tuple[int, str], Attribution] = field(default_factory=dict)
+    known_agents: Mapping[str, list[tuple[int, str]]] = field(default_factory=dict)
+    ledger_key: tuple[int, int] | None = None  # the ledger folder as `records` were read
+    ledger_warnings: tuple[str, ...] = ()
+
+
+# A folder's mtime moves in the kernel's coarse clock ticks: a file renamed into the ledger in
+# the same tick as an earlier read leaves the mtime as that read saw it. A folder changed this
+# recently is read again whatever its mtime says.
+_RACY_NS = 1_000_000_000
+
+
+def _ledger_key() -> tuple[int, int] | None:
+    """(inode, mtime) of the ledger folder when it can be trusted to show a change; None when
+    it changed too recently to tell (or cannot be read)."""
+    try:
+        st = os.stat(paths.ledger_dir())
+    except OSError:
+        return None
+    if time.time_ns() - st.st_mtime_ns < _RACY_NS:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
 
 
 def observe(previous: scan.Snapshot | None = None, *, remember: bool = True) -> Observed:
     """Take a snapshot, attribute it, recheck stored observations and store the new ones."""
+    key = _ledger_key()
     read = ledger.read_all()
     warnings = list(read.warnings)
     try:
@@ -66,26 +90,70 @@ def observe(previous: scan.Snapshot | None = None, *, remember: bool = True) -> 
     }
     attributed = attribution.attribute(snap, read.records, remembered, agents)
     if remember:
-        seen = [
-            observations.Observation(r.pid, r.started_at, r.how, r.session, r.job, r.role)
-            for r in attributed.rows.values()
-        ]
-        alive = {(p.pid, p.started_at) for p in snap.procs.values()}
-        try:
-            _save(seen, attributed.live_agents, alive)
-        except (sqlite3.Error, OSError) as exc:
-            warnings.append(f"observations not stored: {exc}")
-    return Observed(snap, attributed, read.records, warnings)
+        _remember(snap, attributed, warnings)
+    return Observed(
+        snap, attributed, read.records, warnings, remembered, agents, key, tuple(read.warnings)
+    )
+
+
+def refresh(previous: Observed, *, remember: bool = True) -> Observed:
+    """`previous` brought up to date reading only what changed, as the daemon refreshes while
+    an agent's tool call runs: the processes started since (a process still listed keeps what
+    `previous` saw of it: its CPU and memory as then, its markers), the ledger only when its
+    folder changed, and the stored observations not at all (`previous` read them, and this
+    process stores the new ones). Unchanged processes and ledger: the same attribution."""
+    key = _ledger_key()
+    if key is not None and key == previous.ledger_key:
+        records, ledger_warnings = previous.records, list(previous.ledger_warnings)
+    else:
+        read = ledger.read_all()
+        records, ledger_warnings = read.records, list(read.warnings)
+    warnings = list(ledger_warnings)
+    snap = scan.take(previous=previous.snapshot, incremental=True)
+    if (
+        records is previous.records
+        and not snap.read
+        and snap.procs.keys() == previous.snapshot.procs.keys()
+    ):
+        attributed = previous.attributed
+    else:
+        attributed = attribution.attribute(
+            snap, records, previous.remembered, previous.known_agents
+        )
+    if remember:
+        _remember(snap, attributed, warnings)
+    return Observed(
+        snap,
+        attributed,
+        records,
+        warnings,
+        previous.remembered,
+        previous.known_agents,
+        key,
+        tuple(ledger_warnings),
+    )
+
+
+def _remember(snap: scan.Snapshot, attributed: Attributed, warnings: list[str]) -> None:
+    seen = [
+        observations.Observation(r.pid, r.started_at, r.how, r.session, r.job, r.role)
+        for r in attributed.rows.values()
+    ]
+    try:
+        _save(seen, attributed.live_agents, snap)
+    except (sqlite3.Error, OSError) as exc:
+        warnings.append(f"observations not stored: {exc}")
 
 
 SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
 _SAVED: tuple[object, float] | None = None  # what this process stored last, and when
+_SAVED_LOCK = threading.Lock()  # the daemon's refresh and a terminate observe in two threads
 
 
 def _save(
     seen: list[observations.Observation],
     agents: dict[str, list[tuple[int, str]]],
-    alive: set[tuple[int, str]],
+    snap: scan.Snapshot,
 ) -> None:
     """Store observations unless this process stored the very same ones a moment ago: a
     daemon refreshing four times a second while a tool call runs writes only what changed.
@@ -96,11 +164,13 @@ def _save(
         frozenset(seen),
         frozenset((s, i) for s, ids in agents.items() for i in ids),
     )
-    now = time.monotonic()
-    if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
-        return
-    observations.save(seen, agents, alive)
-    _SAVED = (key, now)
+    with _SAVED_LOCK:
+        now = time.monotonic()
+        if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
+            return
+        alive = {(p.pid, p.started_at) for p in snap.procs.values()}
+        observations.save(seen, agents, alive)
+        _SAVED = (key, now)
 
 
 # -- listing ----------------------------------------------------------------------------------

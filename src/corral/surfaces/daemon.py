@@ -70,9 +70,31 @@ def health(timeout: float = 2.0) -> dict[str, Any] | None:
 def parse_tcp(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
     host = host.strip("[]")
-    if host not in ("127.0.0.1", "::1", "localhost") or not port.isdigit():
-        raise UsageError("--tcp takes a loopback address: 127.0.0.1:PORT or [::1]:PORT")
+    if (
+        host not in ("127.0.0.1", "::1", "localhost")
+        or not port.isdigit()
+        or not 0 < int(port) < 65536
+    ):
+        raise UsageError(
+            "--tcp takes a loopback address and a port 1-65535: 127.0.0.1:PORT or [::1]:PORT"
+        )
     return host, int(port)
+
+
+def _bind_tcp(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]" if ":" in host else host
+        raise CorralError(
+            f"cannot listen on {shown}:{port}: {exc.strerror or exc} (choose another port)"
+        ) from None
+    return sock
 
 
 def read_token(create: bool) -> str:
@@ -119,6 +141,7 @@ def serve(tcp: str | None = None) -> int:
     import uvicorn
 
     from corral.service import activity
+    from corral.surfaces import guard
     from corral.surfaces.http import create_app
 
     paths.ensure_private_dir(paths.home())
@@ -129,31 +152,39 @@ def serve(tcp: str | None = None) -> int:
         os.close(lock)
         sys.stderr.write("corral daemon: already running for this CORRAL_HOME\n")
         return 0
-    sockets = [_bind_unix(socket_path())]
-    token = None
-    if tcp is not None:
-        host, port = parse_tcp(tcp)
-        token = read_token(create=True)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        tcp_sock = socket.socket(family, socket.SOCK_STREAM)
-        tcp_sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        tcp_sock.bind((host, port))
-        tcp_sock.listen(128)
-        sockets.append(tcp_sock)
-    events = activity.tool_call_events()  # the hooks' reports of tool calls in flight
-    app = create_app(token=token, socket_path=socket_path(), events=events)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    server = _quiet_server_class()(config)
+    sockets: list[socket.socket] = []
+    events = None
     try:
+        token = None
+        if tcp is not None:  # first: a port that is taken leaves no socket file behind
+            host, port = parse_tcp(tcp)
+            token = read_token(create=True)
+            sockets.append(_bind_tcp(host, port))
+        sockets.insert(0, _bind_unix(socket_path()))
+        events = activity.tool_call_events()  # the hooks' reports of tool calls in flight
+        guard.configure_logging()
+        app = create_app(token=token, socket_path=socket_path(), events=events)
+        config = uvicorn.Config(
+            app,
+            http=guard.protocol_class(),
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_keep_alive=guard.KEEP_ALIVE,
+        )
+        server = _quiet_server_class()(config)
         asyncio.run(server.serve(sockets=sockets))
     finally:
-        events.close()
+        if events is not None:
+            events.close()
         for sock in sockets:
+            if sock.family == socket.AF_UNIX:
+                try:
+                    socket_path().unlink()
+                except FileNotFoundError:
+                    pass
             sock.close()
-        try:
-            socket_path().unlink()
-        except FileNotFoundError:
-            pass
         os.close(lock)
     for sig in reversed(server.signals):  # end as the signal would have ended us
         signal.raise_signal(sig)

@@ -32,6 +32,7 @@ MAX_TARGETS = 1000
 REFRESH = 5.0  # the warm snapshot's period while clients are around
 IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
 CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
+WHOLE_EVERY = 60.0  # a periodic refresh reads every process again at least this often
 
 
 class BadRequest(Exception):
@@ -47,24 +48,37 @@ def _reply(data: Any, errors: list[str] | None = None, status: int = 200) -> JSO
 class Warm:
     """The last snapshot: fresh at once when a list is asked for, then every IN_FLIGHT_REFRESH
     seconds while a tool call is in flight (the hooks report them), every REFRESH seconds while
-    clients are around, and never otherwise: no wake-ups at all when nobody asks."""
+    clients are around, and never otherwise: no wake-ups at all when nobody asks.
+
+    A request gets a whole snapshot. A periodic refresh reads only what changed since the last
+    one (`sessions.refresh`: new processes, a changed ledger), and everything again at least
+    every WHOLE_EVERY seconds."""
 
     def __init__(self) -> None:
         self.observed: sessions.Observed | None = None
         self.last_client = -CLIENT_WINDOW
         self.last_taken = -REFRESH
+        self.last_whole = -WHOLE_EVERY
         self.snapshots = 0
+        self.incremental = 0  # of the snapshots, those that read only what changed
         self.in_flight = activity.in_flight()
         self.wake = asyncio.Event()
         self.lock = asyncio.Lock()
 
-    async def _refresh(self, min_age: float = 0.0) -> sessions.Observed | None:
+    async def _refresh(self, min_age: float = 0.0, whole: bool = True) -> sessions.Observed | None:
         async with self.lock:
-            if self.observed and time.monotonic() - self.last_taken < min_age:
+            now = time.monotonic()
+            if self.observed and now - self.last_taken < min_age:
                 return self.observed  # taken for a request while this one waited
-            previous = self.observed.snapshot if self.observed else None
+            previous = self.observed
             try:
-                self.observed = await asyncio.to_thread(sessions.observe, previous)
+                if whole or previous is None or now - self.last_whole >= WHOLE_EVERY:
+                    before = previous.snapshot if previous else None
+                    self.observed = await asyncio.to_thread(sessions.observe, before)
+                    self.last_whole = now
+                else:
+                    self.observed = await asyncio.to_thread(sessions.refresh, previous)
+                    self.incremental += 1
                 self.snapshots += 1
             finally:
                 self.last_taken = time.monotonic()  # a failed one waits its period too
@@ -107,7 +121,7 @@ class Warm:
                     pass
                 continue  # look again: a request may have refreshed it, or a call ended
             try:
-                await self._refresh(min_age=period / 2)
+                await self._refresh(min_age=period / 2, whole=False)
             except Exception:  # the next request or period tries again
                 log.exception("the warm snapshot could not be taken")
 
@@ -128,6 +142,8 @@ async def _body(request: Request) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest("body is JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise BadRequest("body must be a JSON object")
     return data
@@ -217,6 +233,7 @@ def create_app(
                 "socket": str(socket_path) if socket_path else None,
                 "events_socket": events.path if events else None,
                 "snapshots_taken": warm.snapshots,
+                "snapshots_incremental": warm.incremental,
                 "tool_calls_in_flight": warm.in_flight.count(time.monotonic()),
                 "tool_call_reports": events.received if events else 0,
                 "tool_call_reports_ignored": events.ignored if events else 0,
@@ -302,6 +319,7 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_exception_handler(404, _not_found)
     app.add_exception_handler(405, _not_allowed)
+    app.add_exception_handler(Exception, _internal_error)
     app.add_middleware(_Bearer, token=token)
     return app
 
@@ -312,6 +330,11 @@ async def _not_found(request: Request, exc: Exception) -> JSONResponse:
 
 async def _not_allowed(request: Request, exc: Exception) -> JSONResponse:
     return _reply(None, [f"{request.method} is not allowed on {request.url.path}"], 405)
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    # still an envelope; the traceback goes to the daemon's (rate-limited) log
+    return _reply(None, [f"internal error ({type(exc).__name__}): see the daemon's log"], 500)
 
 
 class _Bearer:
@@ -329,7 +352,9 @@ class _Bearer:
                     given = value.decode("latin-1")
             expected = f"Bearer {self.token}" if self.token else None
             if expected is None or not hmac.compare_digest(given.encode(), expected.encode()):
+                # before anything reads the body, and the connection is not kept for it
                 response = _reply(None, ["missing or wrong bearer token"], 401)
+                response.headers["connection"] = "close"
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -1,0 +1,116 @@
+"""The daemon's refresh while a tool call runs reads only what changed since its last
+snapshot: new processes (attributed as a whole snapshot would), a changed ledger; nothing of
+what it already saw, and no stored observations."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral import paths
+from corral.adapters.identity import identity_of
+from corral.service import sessions
+from tests.helpers import start_job, wait_for
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    seen: list[str] = []
+    real_open, real_builtin = os.open, open
+
+    def spy_os(path: Any, *args: Any, **kw: Any) -> Any:
+        seen.append(os.fspath(path) if isinstance(path, (str, Path)) else repr(path))
+        return real_open(path, *args, **kw)
+
+    def spy_open(path: Any, *args: Any, **kw: Any) -> Any:
+        seen.append(os.fspath(path) if isinstance(path, (str, Path)) else repr(path))
+        return real_builtin(path, *args, **kw)
+
+    monkeypatch.setattr(os, "open", spy_os)
+    monkeypatch.setattr("builtins.open", spy_open)
+    yield seen
+
+
+def _proc_pids(paths_seen: list[str]) -> set[int]:
+    found = set()
+    for path in paths_seen:
+        parts = path.split("/")
+        if path.startswith("/proc/") and len(parts) > 3 and parts[2].isdigit():
+            found.add(int(parts[2]))
+    return found
+
+
+def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
+    corral_home: Path, opened: list[str]
+) -> None:
+    session = f"ref-{uuid.uuid4().hex[:8]}"
+    first_job = start_job("sleep 300")
+    ledger = paths.ledger_dir()
+    # past the window in which a folder's mtime cannot show a change
+    time.sleep(sessions._RACY_NS / 1e9 + 0.1)
+    before = sessions.observe()
+    assert first_job["id"] in {r.job for r in before.attributed.rows.values()}
+    child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
+    try:
+        wait_for(lambda: identity_of(child.pid), what="start")
+        opened.clear()
+        after = sessions.refresh(before)
+        seen = list(opened)
+        assert not _proc_pids(seen) & set(before.snapshot.procs)  # nothing seen is read again
+        assert not [p for p in seen if p.startswith(ledger)]  # the ledger did not change
+        assert not [p for p in seen if "sqlite" in p]  # stored observations not read again
+        row = after.attributed.rows[child.pid]
+        assert (row.how, row.session) == ("env", session)
+        assert after.records is before.records
+        # the same answer a whole snapshot gives
+        whole = sessions.observe(remember=False)
+        assert (whole.attributed.rows[child.pid].how, whole.attributed.rows[child.pid].session) == (
+            row.how,
+            row.session,
+        )
+        # a job started since: the ledger is read again, and the job is seen
+        second_job = start_job("sleep 300")
+        later = wait_for(
+            lambda: (
+                (r := sessions.refresh(after))
+                and second_job["id"] in {x.job for x in r.attributed.rows.values()}
+                and r
+            ),
+            what="the new job in a refresh",
+        )
+        assert later.records is not before.records
+    finally:
+        child.kill()
+        child.wait()
+        from corral.adapters.ledger import read_all
+        from corral.service.jobs import stop_records
+
+        stop_records(read_all().records)
+    gone = sessions.refresh(later)
+    assert child.pid not in gone.attributed.rows
+
+
+def test_a_refresh_with_nothing_new_keeps_the_attribution(corral_home: Path) -> None:
+    start_job("sleep 300")
+    try:
+        time.sleep(sessions._RACY_NS / 1e9 + 0.1)
+        before = sessions.observe()
+        after = wait_for(
+            lambda: (r := sessions.refresh(before)) and not r.snapshot.read and r,
+            what="a refresh with no new process (other tests start some)",
+        )
+        if after.snapshot.procs.keys() == before.snapshot.procs.keys():
+            assert after.attributed is before.attributed
+        assert after.records is before.records
+    finally:
+        from corral.adapters.ledger import read_all
+        from corral.service.jobs import stop_records
+
+        stop_records(read_all().records)
