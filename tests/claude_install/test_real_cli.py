@@ -45,13 +45,14 @@ def sent_text(run: ClaudeRun) -> str:
     return "\n".join(json.dumps(r.body) for r in run.requests if r.kind == "main")
 
 
-def test_the_repo_is_a_valid_plugin_and_marketplace() -> None:
+def test_the_repo_is_a_valid_plugin_and_marketplace(tmp_path: Path) -> None:
     binary = claude_binary_or_skip()
     result = subprocess.run(
         [str(binary), "plugin", "validate", "--strict", str(ROOT)],
         capture_output=True,
         text=True,
         timeout=180,
+        env=private_home(tmp_path),  # the CLI writes telemetry and state into its HOME
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "commands: corral:procs" in result.stdout
