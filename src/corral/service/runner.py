@@ -153,6 +153,8 @@ def start_detached(
     try:
         paths.ensure_private_dir(log_path.parent)
         os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    except locations.UnsafeFolder:
+        raise  # its own clear line: which folder, why, what to do (never chmod'ed for it)
     except OSError as exc:
         if not fallback:
             why = exc.strerror or str(exc)
