@@ -177,3 +177,12 @@ def test_run_d_on_a_read_only_ledger_starts_nothing(tiny_home: Path, tmp_path: P
     _one_clear_line(run, "nothing was started", "Read-only file system", str(tiny_home))
     time.sleep(0.5)
     assert not marker.exists()
+
+
+def test_an_unreadable_ledger_folder_is_one_clear_line_everywhere(corral_home: Path) -> None:
+    (corral_home / "ledger").write_text("a file where the ledger folder should be")
+    for command in (["ls"], ["stop", "--all"], ["clean"], ["procs"]):
+        _one_clear_line(corral(*command), "cannot read the ledger folder", "corral doctor")
+    doctor = corral("doctor")
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr
+    assert f"{corral_home / 'ledger'} is not a folder" in doctor.stdout

@@ -135,10 +135,16 @@ def _move_aside(ledger: str, name: str) -> None:
 
 def check_ledger(apply: bool) -> list[Finding]:
     from corral.adapters import ledger, procs
+    from corral.errors import StorageError
 
     folder = paths.ledger_dir()
     found = []
-    for name, why in ledger.bad_records(folder):
+    try:
+        bad = ledger.bad_records(folder)
+        records = ledger.read_all(folder).records
+    except StorageError as exc:
+        return [Finding("ledger", str(exc), True)]
+    for name, why in bad:
         found.append(
             problem(
                 "ledger",
@@ -149,7 +155,7 @@ def check_ledger(apply: bool) -> list[Finding]:
             )
         )
     gone = []
-    for record in ledger.read_all(folder).records:
+    for record in records:
         if record.final or ledger.supervisor_alive(record):
             continue
         left = procs.marked_processes("CORRAL_JOB", record.id)
