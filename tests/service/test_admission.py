@@ -38,7 +38,7 @@ def test_explain_json_keys(tmp_path: Path) -> None:
     data = explain("--cwd", str(tmp_path), "--", "npm run dev")
     assert set(data) == {"readable", "reason", "action", "mode", "rewritten", "refusal", "jobs"}
     assert data["action"] == "wrap" and data["mode"] == "task"
-    assert set(data["jobs"][0]) == {"display", "identity", "cwd", "port"}
+    assert set(data["jobs"][0]) == {"display", "identity", "cwd", "port", "rewritten", "note"}
     unreadable = explain("--", "npm run dev &&")
     assert unreadable["readable"] is False and unreadable["rewritten"] is None
     assert corral("explain").returncode == 2

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from corral.cli.human import human_age, human_bytes, short_path
 from corral.core.text import printable
 from corral.service.jobs import JobView
 
@@ -22,38 +22,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def human_age(seconds: float) -> str:
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "K", "M", "G"):
-        if size < 1024 or unit == "G":
-            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
-        size /= 1024
-    return f"{size:.1f}G"
-
-
-def short_path(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home) :] if home != "/" and path.startswith(home) else path
-
-
 def render(jobs: list[JobView]) -> None:
     import sys
 
     from rich.console import Console
     from rich.table import Table
 
-    from corral.cli.show import cell, printable
+    from corral.cli.show import cell
 
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets its width.
     console = Console(width=None if sys.stdout.isatty() else 200)

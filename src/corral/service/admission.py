@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from corral import paths
 from corral.adapters import ledger
 from corral.adapters.identity import environ_has
-from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide
+from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide, reservations
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.redact import command_digest, display_command
 
@@ -147,7 +147,8 @@ def admit(
             return decision
         now = time.time()
         recorded = {r.id for r in ledger.read_all().records}
-        for job in decision.jobs:
+        starts = reservations(decision)
+        for job, _ in starts:
             other = _reserved(job.identity, job.cwd, now, recorded)
             if other is not None:
                 return decision._replace(
@@ -155,15 +156,16 @@ def admit(
                     mode=None,
                     rewritten=None,
                     job_token=None,
+                    in_place=(),
                     refusal=(
                         f"`{job.display}` is being started right now in {job.cwd} (job "
                         f"{other[:8]}); wait a moment and run `corral ls` to reuse it."
                     ),
                 )
-        for job in decision.jobs:
+        for job, token in starts:
             path = _reservation(job.identity, job.cwd)
             temp = f"{path.removesuffix('.json')}.{os.getpid()}.tmp"
             with open(temp, "w", encoding="utf-8") as f:
-                f.write(json.dumps({"token": decision.job_token, "at": now}))
+                f.write(json.dumps({"token": token, "at": now}))
             os.replace(temp, path)
         return decision
