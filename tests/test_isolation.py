@@ -1,6 +1,6 @@
 """Tests never write outside their temporary folders (issue 10): every external CLI a test
 runs gets HOME and CLAUDE_CONFIG_DIR inside the test's own folder. tests/conftest.py also
-fails the run if the real ~/.claude or ~/.claude.json changed while it ran."""
+fails a CI run if the real ~/.claude or ~/.claude.json changed while it ran."""
 
 from __future__ import annotations
 
