@@ -8,11 +8,12 @@ leave this module: only the marker values corral attributes by are kept.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import psutil
@@ -28,6 +29,7 @@ _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
 MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 _MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
 _ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case
+SETTLE = 2.0  # seconds after its start a process may still exec (see Snapshot.settling)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,16 @@ class Snapshot:
     # None: every process was read; else the pids read for this snapshot, the others carried
     # over from the previous one (an incremental snapshot)
     read: frozenset[int] | None = None
+    # pids listed in /proc but left out of `procs` (zombies, unreadable): an incremental
+    # snapshot leaves them out again without reading them
+    skipped: frozenset[int] = frozenset()
+    tasks: str | None = None  # the kernel's task count and last pid as the table was listed
+    # Linux: the entries of /proc the table was read from, with their inode numbers (a pid
+    # reused by a new process comes with a new /proc/<pid> inode)
+    listed: Mapping[str, int] = field(default_factory=dict)
+    # processes read within SETTLE seconds of their start: an incremental snapshot reads them
+    # again (one read between fork and exec saw the parent's name and environment)
+    settling: frozenset[int] = frozenset()
 
     def children(self) -> dict[int, list[int]]:
         kids: dict[int, list[int]] = {}
@@ -131,9 +143,12 @@ def _read_rest(fd: int, head: bytes) -> bytes:
     return b"".join(chunks)
 
 
-def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
+def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dict[int, Proc]:
     """Two /proc files per process (stat, environ) read with raw syscalls, one read each (a
-    third of the cost of open() for small files); the owner's uid from the open stat file."""
+    third of the cost of open() for small files); the owner's uid from the open stat file.
+    The pids left out (zombies, unreadable) are added to `skipped`."""
+    if skipped is None:
+        skipped = set()
     seen_at = time.monotonic()
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
@@ -144,16 +159,19 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
         try:
             fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
         except OSError:
+            skipped.add(int(entry))
             continue
         try:
             stat = os.read(fd, 4096)  # a stat line is far shorter
             uid = os.fstat(fd).st_uid  # /proc/<pid>'s files belong to the process's owner
         except OSError:
+            skipped.add(int(entry))
             continue
         finally:
             os.close(fd)
         fields = identity.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
+            skipped.add(int(entry))
             continue  # a zombie holds no resources and cannot be stopped
         try:
             fd = os.open(f"/proc/{entry}/environ", os.O_RDONLY)
@@ -322,21 +340,24 @@ class _OwnerWalk:
             else:
                 self.full.append(inode)
 
-    def result(self, youngest: list[Proc], listed_at: float) -> tuple[Listener, ...]:
-        """The listeners with their owners, `youngest` being every process, youngest first,
-        as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of their starts)."""
+    def result(self, procs: Collection[Proc], listed_at: float) -> tuple[Listener, ...]:
+        """The listeners with their owners, `procs` being every process as listed from /proc
+        at `listed_at` (CLOCK_BOOTTIME, the clock of their starts)."""
         global _OWNERS, _SAVED, _SAVED_AT
         found: dict[int, _net.Owner] = {}
         # every process started before this was listed (a start is truncated to a tick)
         hz = _boot()[2]
         newest = (int(listed_at * hz) - 1) / hz
         if self.unseen or self.full:
+            # the processes started since the last walk, youngest first: corral's jobs, not
+            # the machine's old daemons, are the likely owners of a new socket
             cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
-            young = [p.pid for p in youngest if p.start >= cutoff]
-            found = _net.owners([*self.unseen, *self.full], young)
+            young = sorted((p for p in procs if p.start >= cutoff), key=lambda p: -p.start)
+            found = _net.owners([*self.unseen, *self.full], [p.pid for p in young])
             rest = [inode for inode in self.full if inode not in found]
             if rest:
-                found |= _net.owners(rest, [p.pid for p in youngest if p.start < cutoff])
+                older = sorted((p for p in procs if p.start < cutoff), key=lambda p: -p.start)
+                found |= _net.owners(rest, _both_ends([p.pid for p in older]))
         cache: dict[int, _net.Owner | _net.Unseen] = {}
         listed: list[Listener] = []
         for inode, sock in self.sockets.items():
@@ -355,6 +376,21 @@ class _OwnerWalk:
             _net.write_owners(_owners_file(), _boot()[0], cache)
             _SAVED, _SAVED_AT = cache, self.now
         return tuple(sorted(set(listed), key=lambda x: (x.port, x.proto, x.family, x.address)))
+
+
+def _both_ends(pids: list[int]) -> list[int]:
+    """`pids` from both ends in turn (first, last, second, second last...). A walk over every
+    process looks for sockets of young jobs and of the machine's oldest daemons alike (pid 1
+    often holds one): from the young end only, an old daemon's socket costs every process's
+    descriptors on the first run ever."""
+    turns: list[int] = []
+    first, last = 0, len(pids) - 1
+    while first < last:
+        turns += (pids[first], pids[last])
+        first, last = first + 1, last - 1
+    if first == last:
+        turns.append(pids[first])
+    return turns
 
 
 def _psutil_listeners() -> tuple[Listener, ...]:
@@ -393,49 +429,91 @@ def take(
     then). The sockets are dumped again, and their owners proven as in every snapshot."""
     taken = time.monotonic()
     read: frozenset[int] | None = None
+    skipped: set[int] = set()
+    tasks: str | None = None
+    listed: Mapping[str, int] = {}
+    settling: frozenset[int] = frozenset()
     if _LINUX:
         listed_at = time.clock_gettime(time.CLOCK_BOOTTIME)
-        entries = os.listdir("/proc")
-        if incremental and previous is not None:
-            procs, read = _carry(entries, previous, set(reread))
+        tasks = _tasks()  # before the listing: a change after it shows next time
+        if incremental and previous is not None and previous.listed:
+            again = {*reread, *previous.settling}
+            procs, read, skipped, listed = _carry(previous, again, tasks)
         else:
-            procs = _linux_table(entries)
-        # owners are most likely young processes: corral's jobs, not the machine's old daemons
-        youngest = sorted(procs.values(), key=lambda proc: -proc.start)
+            listed = _listing()
+            procs = _linux_table(listed, skipped)
+        settling = frozenset(
+            pid
+            for pid in (procs if read is None else read)
+            if listed_at - procs[pid].start < SETTLE
+        )
         with _OWNERS_LOCK:
-            ports = _OwnerWalk().result(youngest, listed_at)
+            ports = _OwnerWalk().result(procs.values(), listed_at)
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
     if previous is not None:
-        for pid, proc in procs.items():
+        for pid in procs if read is None else read:
+            proc = procs[pid]
             before = previous.procs.get(pid)
             if before is None or before is proc or before.started_at != proc.started_at:
                 continue
             elapsed = max((proc.seen_at or taken) - (before.seen_at or previous.taken_at), 1e-6)
             cpu[pid] = round(max(0.0, proc.cpu_time - before.cpu_time) / elapsed * 100, 1)
-    return Snapshot(taken, procs, ports, cpu, read)
+    return Snapshot(taken, procs, ports, cpu, read, frozenset(skipped), tasks, listed, settling)
+
+
+def _tasks() -> str | None:
+    """The kernel's count of tasks and the last pid it gave out (/proc/loadavg): the same two
+    numbers mean no task was created or reaped in between (pids are not reused that fast)."""
+    try:
+        fd = os.open("/proc/loadavg", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    fields = raw.split()
+    return b" ".join(fields[3:5]).decode("ascii", "replace") if len(fields) >= 5 else None
+
+
+def _listing() -> dict[str, int]:
+    """/proc's entries and their inode numbers (given by the listing itself: no more calls)."""
+    with os.scandir("/proc") as entries:
+        return {entry.name: entry.inode() for entry in entries}
 
 
 def _carry(
-    entries: list[str], previous: Snapshot, reread: set[int]
-) -> tuple[dict[int, Proc], frozenset[int]]:
-    """The process table from `previous` for the pids still listed, read for the others."""
-    procs: dict[int, Proc] = {}
-    fresh: list[str] = []
-    known = previous.procs
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        old = known.get(pid)
-        if old is None or pid in reread:
-            fresh.append(entry)
-        else:
-            procs[pid] = old
-    found = _linux_table(fresh)
+    previous: Snapshot, again: set[int], tasks: str | None
+) -> tuple[dict[int, Proc], frozenset[int], set[int], Mapping[str, int]]:
+    """The process table of `previous` with the processes gone since left out and those
+    started since (and `again`) read: (table, pids read, pids left out, /proc's listing)."""
+    before = previous.listed
+    if tasks is not None and tasks == previous.tasks:
+        listed: Mapping[str, int] = before
+        new: set[str] = set()
+        gone: set[str] = set()
+    else:
+        listed = _listing()
+        # a pid whose /proc folder is another inode now: another process took it over
+        new = {name for name, _ in listed.items() - before.items()}
+        gone = {name for name, _ in before.items() - listed.items()}
+    procs, skipped = dict(previous.procs), set(previous.skipped)
+    for entry in gone:
+        if entry.isdigit():
+            procs.pop(int(entry), None)
+            skipped.discard(int(entry))
+    fresh = {entry for entry in new if entry.isdigit()}
+    for pid in again:
+        if procs.pop(pid, None) is not None or pid in skipped:
+            skipped.discard(pid)
+            fresh.add(str(pid))
+    found = _linux_table(fresh, skipped)
     procs.update(found)
-    return procs, frozenset(found)
+    return procs, frozenset(found), skipped, listed
 
 
 def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
@@ -452,7 +530,7 @@ def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
         now = _cpu_time(pid)
         if now is not None:
             cpu[pid] = round(max(0.0, now - snap.procs[pid].cpu_time) / elapsed * 100, 1)
-    return Snapshot(snap.taken_at, snap.procs, snap.listeners, cpu, snap.read)
+    return dataclasses.replace(snap, cpu_percent=cpu)
 
 
 def cwd(pid: int) -> str | None:

@@ -110,6 +110,7 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
         records, ledger_warnings = read.records, list(read.warnings)
     warnings = list(ledger_warnings)
     snap = scan.take(previous=previous.snapshot, incremental=True)
+    remembered = previous.remembered
     if (
         records is previous.records
         and not snap.read
@@ -117,55 +118,78 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
     ):
         attributed = previous.attributed
     else:
-        attributed = attribution.attribute(
-            snap, records, previous.remembered, previous.known_agents
-        )
+        # what the last refresh attributed counts as remembered, as if stored and loaded: a
+        # process seen under its agent keeps that session once its parent shell is gone
+        remembered = {
+            **remembered,
+            **{(r.pid, r.started_at): r for r in previous.attributed.rows.values()},
+        }
+        attributed = attribution.attribute(snap, records, remembered, previous.known_agents)
     if remember:
-        _remember(snap, attributed, warnings)
+        _remember(snap, attributed, warnings, pause=SAVE_PAUSE)
     return Observed(
         snap,
         attributed,
         records,
         warnings,
-        previous.remembered,
+        remembered,
         previous.known_agents,
         key,
         tuple(ledger_warnings),
     )
 
 
-def _remember(snap: scan.Snapshot, attributed: Attributed, warnings: list[str]) -> None:
+def _remember(
+    snap: scan.Snapshot, attributed: Attributed, warnings: list[str], pause: float = 0.0
+) -> None:
+    if _paused(pause):
+        return
     seen = [
         observations.Observation(r.pid, r.started_at, r.how, r.session, r.job, r.role)
         for r in attributed.rows.values()
     ]
     try:
-        _save(seen, attributed.live_agents, snap)
+        _save(seen, attributed.live_agents, snap, pause)
     except (sqlite3.Error, OSError) as exc:
         warnings.append(f"observations not stored: {exc}")
 
 
 SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
-_SAVED: tuple[object, float] | None = None  # what this process stored last, and when
+# A refresh stores what changed at most this often: while an agent's tool calls run, the
+# machine's processes come and go several times a second, and each write costs far more than
+# the refresh (the refreshes in between keep what they saw in memory)
+SAVE_PAUSE = 2.0
+_SAVED: tuple[tuple[object, ...], float] | None = None  # what this process stored last, and when
 _SAVED_LOCK = threading.Lock()  # the daemon's refresh and a terminate observe in two threads
+
+
+def _paused(pause: float) -> bool:
+    """Whether this process stored observations (of this home) less than `pause` s ago."""
+    saved = _SAVED
+    return saved is not None and saved[0][0] == paths.home() and time.monotonic() - saved[1] < pause
 
 
 def _save(
     seen: list[observations.Observation],
     agents: dict[str, list[tuple[int, str]]],
     snap: scan.Snapshot,
+    pause: float = 0.0,
 ) -> None:
-    """Store observations unless this process stored the very same ones a moment ago: a
-    daemon refreshing four times a second while a tool call runs writes only what changed.
-    (Dead identities are pruned on the next write; every stored one is rechecked on load.)"""
+    """Store observations unless this process stored the very same ones a moment ago (a
+    daemon refreshing four times a second while a tool call runs writes only what changed),
+    or stored any less than `pause` seconds ago. (Dead identities are pruned on the next
+    write; every stored one is rechecked on load.)"""
     global _SAVED
-    key = (
-        paths.home(),
-        frozenset(seen),
-        frozenset((s, i) for s, ids in agents.items() for i in ids),
-    )
+    home = paths.home()
     with _SAVED_LOCK:
         now = time.monotonic()
+        if _SAVED is not None and _SAVED[0][0] == home and now - _SAVED[1] < pause:
+            return
+        key = (
+            home,
+            frozenset(seen),
+            frozenset((s, i) for s, ids in agents.items() for i in ids),
+        )
         if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
             return
         alive = {(p.pid, p.started_at) for p in snap.procs.values()}
