@@ -54,7 +54,7 @@ def _new_home(tmp_path: Path) -> tuple[Path, bool]:
     """The test's CORRAL_HOME, and whether it lies outside tmp_path (to be removed)."""
     home = tmp_path / "corral-home"
     if len(os.fsencode(home / "daemon.events")) <= _SOCKET_PATH_MAX:
-        home.mkdir()
+        home.mkdir(mode=0o700)  # corral uses an existing CORRAL_HOME only if it is private
         return home, False
     short = "/tmp" if os.access("/tmp", os.W_OK) else None
     return Path(tempfile.mkdtemp(prefix="corral-home-", dir=short)), True

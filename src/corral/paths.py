@@ -1,4 +1,6 @@
-"""Where corral keeps its state. `CORRAL_HOME` relocates all of it (tests always set it).
+"""Where corral keeps its state, as pathlib paths: a thin view over `corral.lowlevel.locations`,
+the one definition every program uses (the hook, the status line and the supervisor read it
+directly). `CORRAL_HOME` relocates all of it (tests always set it).
 
 The functions that answer with text import no pathlib: the hook's path reads the ledger and
 takes its reservations through them, and pathlib (with urllib.parse and ipaddress) would cost
@@ -16,37 +18,16 @@ if TYPE_CHECKING:
 
 _Folder = TypeVar("_Folder", bound=str | os.PathLike[str])
 
+home_dir = locations.home_dir
+config_path = locations.config_path
+ledger_dir = locations.ledger_dir
+
 
 def home() -> Path:
     """The root of corral's state: ledger, database, sockets, logs."""
     from pathlib import Path
 
     return Path(home_dir())
-
-
-def home_dir() -> str:
-    """`home()` as text, for entry points started with `python -I -S` (hook, status line):
-    without site-packages, the platform rules of platformdirs are applied by hand."""
-    explicit = os.environ.get("CORRAL_HOME")
-    if explicit:
-        return explicit
-    try:
-        import platformdirs  # light, but only needed without CORRAL_HOME
-    except ImportError:
-        return locations.home_dir()
-    return str(platformdirs.user_state_dir("corral", appauthor=False))
-
-
-def config_path() -> str:
-    """The user's TOML configuration (next to the state when CORRAL_HOME is set)."""
-    explicit = os.environ.get("CORRAL_HOME")
-    if explicit:
-        return os.path.join(explicit, "config.toml")
-    try:
-        import platformdirs
-    except ImportError:
-        return locations.config_path()
-    return os.path.join(platformdirs.user_config_dir("corral", appauthor=False), "config.toml")
 
 
 def config_file() -> Path:
@@ -56,21 +37,18 @@ def config_file() -> Path:
     return Path(config_path())
 
 
-def ledger_dir() -> str:
-    """The ledger: one file per job, written by its supervisor."""
-    return os.path.join(home_dir(), "ledger")
-
-
 def database() -> Path:
     return home() / "corral.sqlite3"
 
 
 def log_file() -> Path:
-    return home() / "corral.log"
+    from pathlib import Path
+
+    return Path(locations.log_path())
 
 
 def ensure_private_dir(path: _Folder) -> _Folder:
-    """Create `path` (and parents) and make it 0700: the ledger's safety rests on it."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    os.chmod(path, 0o700)
+    """Create `path` (and the folders between corral's home and it) with mode 0700; an
+    existing folder corral did not create is never changed (`locations.ensure_private`)."""
+    locations.ensure_private(str(path))  # a str or a pathlib.Path
     return path

@@ -307,7 +307,7 @@ def test_the_daemon_removes_its_socket_files_on_sigterm(corral_home: Path) -> No
 
 def test_a_home_too_deep_for_a_unix_socket_fails_at_once_with_what_to_do(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
-    deep.mkdir(parents=True)
+    deep.mkdir(parents=True, mode=0o700)  # an existing CORRAL_HOME must be private
     result = corral("daemon", "--ensure", env={**os.environ, "CORRAL_HOME": str(deep)})
     assert result.returncode == 1
     assert "the daemon could not start" in result.stderr

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from corral import paths
-from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, STATES_FINAL
+from corral.lowlevel.record import DEFAULT_GRACE, STATES_FINAL, check, is_token
 
 
 class JobRecord(NamedTuple):
@@ -48,24 +48,30 @@ class JobRecord(NamedTuple):
         return self.state in STATES_FINAL
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> JobRecord:
-        if data.get("version") != LEDGER_VERSION:
-            raise ValueError(f"unknown ledger version {data.get('version')!r}")
+    def from_json(cls, data: object, name: str | None = None) -> JobRecord:
+        """The record in `data` (read from the file `name`); ValueError when any field has
+        the wrong type or shape (lowlevel.record.check), never anything else."""
+        checked = check(data, name)
         known = {f for f in cls._fields if f != "extra"}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        extra = {k: v for k, v in data.items() if k not in known}
-        for name in ("id", "cwd", "command", "digest", "state", "mode"):
-            if not isinstance(kwargs.get(name), str):
-                raise ValueError(f"field {name!r} missing or not text")
-        for name in ("pid", "pgid"):
-            if not isinstance(kwargs.get(name), int) or kwargs[name] <= 0:
-                raise ValueError(f"field {name!r} missing or not a positive integer")
+        kwargs = {k: v for k, v in checked.items() if k in known}
+        extra = {k: v for k, v in checked.items() if k not in known}
+        for field in ("created_at", "grace", "stop_requested_at", "ended_at"):
+            if isinstance(kwargs.get(field), int):
+                kwargs[field] = float(kwargs[field])
         return cls(**kwargs, extra=extra)
 
 
 class LedgerRead(NamedTuple):
     records: list[JobRecord]
     warnings: list[str]
+    bad: tuple[BadRecord, ...] = ()
+
+
+class BadRecord(NamedTuple):
+    """A ledger file no reader trusts (skipped by every listing; for `corral doctor`)."""
+
+    name: str  # the file's name in the ledger folder
+    reason: str
 
 
 def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
@@ -73,6 +79,7 @@ def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
     folder = paths.ledger_dir() if ledger is None else os.fspath(ledger)
     records: list[JobRecord] = []
     warnings: list[str] = []
+    bad: list[BadRecord] = []
     try:
         # records are `<id>.json`; a bare `.json` has no suffix (as pathlib saw it): skipped
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n != ".json")
@@ -82,26 +89,34 @@ def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
         try:
             with open(os.path.join(folder, name), "rb") as f:
                 data = json.loads(f.read())
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            records.append(JobRecord.from_json(data))
+            records.append(JobRecord.from_json(data, name))
         except FileNotFoundError:
             continue  # removed while we read: a clean in another process
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             message = f"skipped unreadable ledger file {name}: {exc}"
             _warn(message)
             warnings.append(message)
+            bad.append(BadRecord(name, str(exc)))
     records.sort(key=lambda r: r.created_at)
-    return LedgerRead(records, warnings)
+    return LedgerRead(records, warnings, tuple(bad))
+
+
+def bad_records(ledger: str | os.PathLike[str] | None = None) -> list[BadRecord]:
+    """The ledger files that are not records every reader can trust, with why (for `corral
+    doctor`); listings skip them with one warning each."""
+    return list(read_all(ledger).bad)
 
 
 def _warn(message: str) -> None:
-    import logging  # only for a damaged ledger: the hook's path has none
+    from corral.lowlevel import logline  # only for a damaged ledger
 
-    logging.getLogger("corral.ledger").warning(message)
+    logline.warn(message, "corral.ledger")
 
 
 def remove(record_id: str, ledger: str | os.PathLike[str] | None = None) -> None:
+    """Forget a job: its record and its stop channel, inside the ledger folder only."""
+    if not is_token(record_id):  # never a path: `../../x` must not reach os.unlink
+        raise ValueError(f"not a job id: {record_id!r}")
     folder = paths.ledger_dir() if ledger is None else os.fspath(ledger)
     for suffix in (".json", ".stop"):
         try:

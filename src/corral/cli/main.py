@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from corral.errors import EXIT_FAILURE, EXIT_INTERRUPT, EXIT_USAGE, CorralError
+from corral.lowlevel.locations import UnsafeFolder
 
 # name -> (module, one-line help). Each module has configure(parser) and main(args) -> int.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -62,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CorralError as exc:
         sys.stderr.write(f"corral {name}: {exc}\n")
         return exc.exit_code
+    except UnsafeFolder as exc:  # one clear line: which folder, why, what to do
+        sys.stderr.write(f"corral {name}: {exc.filename}: {exc.strerror}\n")
+        return EXIT_FAILURE
     except KeyboardInterrupt:
         return EXIT_INTERRUPT
     except BrokenPipeError:  # `corral ls | head`: the reader left; say nothing more

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from corral.lowlevel import record
+
 
 class StopResult(enum.StrEnum):
     """Per-target outcome of a stop. Only the first two are success."""
@@ -20,15 +22,17 @@ class StopResult(enum.StrEnum):
 
 
 class JobState(enum.StrEnum):
-    RUNNING = "running"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-    EXITED = "exited"
-    KILLED = "killed"
+    """A job's state as the ledger records it (the values are lowlevel.record's)."""
+
+    RUNNING = record.RUNNING
+    STOPPING = record.STOPPING
+    STOPPED = record.STOPPED
+    EXITED = record.EXITED
+    KILLED = record.KILLED
 
     @property
     def final(self) -> bool:
-        return self in (JobState.STOPPED, JobState.EXITED, JobState.KILLED)
+        return self.value in record.STATES_FINAL
 
 
 # The moves a job's state may make; anything else is a bug in whoever reported it.

@@ -4,7 +4,6 @@ told, and the session-end policy. The hook entry point (surfaces/claude) holds n
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from corral import config
@@ -18,14 +17,17 @@ if TYPE_CHECKING:
 def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
     """The words that start the supervisor (or the tmux wrapper) in the agent's shell: an
     absolute interpreter in isolated mode and an absolute program, so nothing on PATH or in
-    PYTHON* variables can stand in for them."""
+    PYTHON* variables can stand in for them. They name corral's ledger folder, as `corral
+    run` does: the supervisor runs in the agent's shell, whose environment (a relative
+    CORRAL_HOME, another XDG_STATE_HOME) may not lead it to the folder the CLI reads."""
     settings = config.load() if settings is None else settings
     tmux = config.backend(settings) == "tmux"
-    words = [sys.executable, "-I", "-S", locations.TMUX_WRAPPER if tmux else locations.LAUNCHER]
-    grace = config.grace(settings)
-    if grace is not None:
-        words += ["--grace", f"{grace:g}"]
-    return words
+    return locations.supervisor_argv(
+        None,
+        program=locations.TMUX_WRAPPER if tmux else locations.LAUNCHER,
+        ledger=locations.ledger_dir(),
+        grace=config.grace(settings),
+    )
 
 
 def permission(

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from corral import paths
 from corral.lowlevel import locations
-
-SUPERVISOR = Path(locations.SUPERVISOR)
-LAUNCHER = Path(locations.LAUNCHER)  # starts the supervisor from its bytecode
-TMUX_WRAPPER = Path(locations.TMUX_WRAPPER)  # a program of its own, like the supervisor
 
 
 def new_token() -> str:
@@ -80,20 +75,19 @@ def supervisor_argv(
     port: int | None = None,
     job_cwd: str | None = None,
 ) -> list[str]:
-    """The absolute, isolated command that runs `line` under a supervisor."""
-    argv = [sys.executable, "-I", "-S", str(LAUNCHER), "--job", token, f"--{mode}"]
-    argv += ["--ledger", str(paths.ledger_dir())]
-    if session:
-        argv += ["--session", session]
-    if grace is not None:
-        argv += ["--grace", f"{grace:g}"]
-    if identity:
-        argv += ["--identity", identity]
-    if port is not None:
-        argv += ["--port", str(port)]
-    if job_cwd:
-        argv += ["--meta", f"job_cwd={job_cwd}"]
-    return [*argv, "--", line]
+    """The absolute, isolated command that runs `line` under a supervisor recording it in
+    corral's ledger (built by `locations.supervisor_argv`, as every such command is)."""
+    return locations.supervisor_argv(
+        line,
+        token=token,
+        mode=mode,
+        ledger=locations.ledger_dir(),
+        session=session,
+        grace=grace,
+        identity=identity,
+        port=port,
+        job_cwd=job_cwd,
+    )
 
 
 @dataclass(frozen=True)
@@ -141,13 +135,15 @@ def start_detached(
     warning = None
     if backend == "tmux":
         options = argv[argv.index("--job") :]  # the supervisor's options, then -- LINE
-        wrapper = [str(TMUX_WRAPPER), "--detached", str(log_path), *options]
+        wrapper = locations.supervisor_argv(
+            None, program=locations.TMUX_WRAPPER, options=["--detached", str(log_path), *options]
+        )
         started = _start_in_tmux(wrapper, token, log_path, cwd)
         if isinstance(started, Started):
             return started
         warning = started
     read_end, write_end = os.pipe()
-    argv[argv.index("--") : argv.index("--")] = ["--ready-fd", str(write_end)]
+    argv[-2:-2] = ["--ready-fd", str(write_end)]  # before `-- LINE`
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -170,7 +166,7 @@ def _start_in_tmux(
 
     os.close(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
     result = subprocess.run(
-        [sys.executable, "-I", "-S", *wrapper],
+        wrapper,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

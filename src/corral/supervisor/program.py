@@ -33,13 +33,12 @@ corral's floor (corral.lowlevel: the record format, display redaction, /proc, lo
 
 from __future__ import annotations
 
-import errno
 import os
 import select
 import sys
 import time
 
-from corral.lowlevel.locations import LAUNCHER, default_ledger_dir
+from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supervisor_argv
 from corral.lowlevel.procfs import _decimal, _proc_stat, self_identity, start_ticks
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
@@ -147,6 +146,8 @@ def _parse(argv: list[str]) -> dict[str, Any]:
                 if not (text.isascii() and text.isdigit()):
                     raise ValueError(f"--{key.replace('_', '-')} takes a number, not {text!r}")
                 opts[key] = _decimal(text.encode())
+        if opts["port"] is not None and opts["port"] > 65535:  # readers refuse such a record
+            raise ValueError(f"--port takes a port number, not {opts['port']}")
     except ValueError as exc:
         raise _Usage(str(exc)) from None
     if not 0 <= opts["grace"] <= 3600:
@@ -206,7 +207,7 @@ class Supervisor:
         self.opts = opts
         self.inherited_hup = inherited_hup
         self.token: str = opts["job"]
-        self.ledger: str = opts["ledger"] or default_ledger_dir()
+        self.ledger: str = absolute(opts["ledger"]) if opts["ledger"] else ledger_dir()
         self.grace: float = opts["grace"]
         self.pid = os.getpid()
         self.child = 0
@@ -267,10 +268,7 @@ class Supervisor:
                 pass  # not glibc: the memory stays ours, nothing else changes
 
     def open_ledger(self) -> int:
-        os.makedirs(self.ledger, mode=0o700, exist_ok=True)
-        if os.stat(self.ledger).st_uid != os.getuid():
-            raise OSError(errno.EPERM, "ledger folder belongs to another user", self.ledger)
-        os.chmod(self.ledger, 0o700)
+        ensure_private(self.ledger)
         os.mkfifo(self.fifo_path, 0o600)
         # O_RDWR: we hold a writer ourselves, so the FIFO never reports hang-up between stops.
         return os.open(self.fifo_path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -564,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts["job"] is None:
         # Readers verify a supervisor by the token in its command line: put it there.
         token = os.urandom(16).hex()
-        argv = [sys.executable, "-I", "-S", LAUNCHER, "--job", token, *args]
+        argv = supervisor_argv(None, token=token, options=args)
         os.execve(sys.executable, argv, caller_environment())
     if opts["session"] is None:
         opts["session"] = os.environ.get("CORRAL_SESSION") or os.environ.get(

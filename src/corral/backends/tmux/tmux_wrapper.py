@@ -79,17 +79,16 @@ from corral.backends.tmux.tmux_pane import (  # noqa: E402
     write_all,
     write_spec,
 )
+from corral.lowlevel.locations import TMUX_PANE as PANE_RUNNER  # noqa: E402
+from corral.lowlevel.locations import supervisor_argv  # noqa: E402
 
-SUPERVISOR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "supervisor", "launcher.py")
-PANE_RUNNER = os.path.join(HERE, "tmux_pane.py")
 _RERAISE = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE)
 COLOR_ENV = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")  # the user decided already
 
 
 def wrapper_argv(line: str, *, token: str, options: list[str]) -> list[str]:
     """The command that runs `line` with the tmux backend (options go to the supervisor)."""
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--job", token, *options,
-            "--", line]  # fmt: skip
+    return supervisor_argv(line, program=os.path.abspath(__file__), token=token, options=options)
 
 
 def _split(args: list[str]) -> tuple[list[str], str]:
@@ -106,7 +105,7 @@ def uses_tmux(line: str) -> bool:
 
 
 def _exec_default(options: list[str], line: str) -> int:
-    argv = [sys.executable, "-I", "-S", SUPERVISOR, "--task", *options, "--", line]
+    argv = supervisor_argv(line, mode="task", options=options)
     os.execv(argv[0], argv)
 
 
@@ -137,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     options, line = _split(args)
     if "--job" not in options:
-        options = ["--job", os.urandom(16).hex(), *options]
+        options = supervisor_argv(None, launcher=(), token=os.urandom(16).hex(), options=options)
     if args[:1] == ["--detached"] and len(options) > 1:
         return _detached_main(options[1], options[2:], line)
     if uses_tmux(line):
@@ -162,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         in_folder(private, lambda: listener.bind(SOCK))  # only our uid can reach it: 0700
         listener.listen(1)
         listener.setblocking(False)
-        sup = [sys.executable, "-I", "-S", SUPERVISOR, "--task", *options, "--", line]
+        sup = supervisor_argv(line, mode="task", options=options)
         try:
             window = open_job_window(private, line, sup, os.getcwd())
         except tmux.TmuxError as exc:
@@ -226,12 +225,12 @@ def open_job_window(private: str, line: str, sup: list[str], cwd: str, log: str 
 def _name_lock(options: list[str]) -> int | None:
     import fcntl
 
-    from corral.lowlevel.locations import default_ledger_dir
+    from corral.lowlevel.locations import ensure_private, ledger_dir
 
     given = options.index("--ledger") + 1 if "--ledger" in options else 0
-    ledger = options[given] if 0 < given < len(options) else default_ledger_dir()
+    ledger = options[given] if 0 < given < len(options) else ledger_dir()
     try:
-        os.makedirs(ledger, 0o700, exist_ok=True)
+        ensure_private(ledger)
         fd = os.open(os.path.join(ledger, ".tmux-names.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return None
@@ -373,7 +372,7 @@ def _detached_main(log: str, options: list[str], line: str) -> int:
     if uses_tmux(line):
         print("group")
         return 0
-    sup = [sys.executable, "-I", "-S", SUPERVISOR, *options, "--detached", "--", line]
+    sup = supervisor_argv(line, options=[*options, "--detached"])
     try:
         pid, supervised, window = start_detached(sup, line, os.getcwd(), log)
     except tmux.TmuxError as exc:

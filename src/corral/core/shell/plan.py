@@ -20,6 +20,7 @@ from corral.core.shell import messages
 from corral.core.shell.jobs import Found, Job, JobSpec, find_jobs
 from corral.core.shell.messages import LiveJob, PortHolder
 from corral.core.shell.plain import may_start_runner, plain_reason
+from corral.lowlevel.locations import supervisor_argv
 
 __all__ = [
     "Action",
@@ -140,17 +141,18 @@ def _rewrite(
     *,
     cwd: str,
 ) -> str:
-    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in wrapper]
-    words += [f"--{mode.value}", "--job", token]
-    if specs:
-        words += ["--identity", specs[0].identity]
-        if not _same_dir(specs[0].cwd, cwd):  # `cd web && npm run dev`: the job runs in web
-            meta = f"job_cwd={specs[0].cwd}"
-            words += ["--meta", meta if _SAFE_WORD.fullmatch(meta) else quote_for_wrapper(meta)]
-    port = next((s.port for s in specs if s.port is not None), None)
-    if port is not None:
-        words += ["--port", str(port)]
-    words += ["--", quote_for_wrapper(inner)]
+    job_cwd = specs[0].cwd if specs and not _same_dir(specs[0].cwd, cwd) else None
+    argv = supervisor_argv(
+        inner,
+        launcher=wrapper,  # `cd web && npm run dev`: the job runs in web (job_cwd)
+        mode=mode.value,
+        token=token,
+        identity=specs[0].identity if specs else None,
+        port=next((s.port for s in specs if s.port is not None), None),
+        job_cwd=job_cwd,
+    )
+    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in argv[:-1]]
+    words.append(quote_for_wrapper(argv[-1]))  # the line itself: always quoted
     return " ".join(words) + (" &" if mode is Mode.DETACHED else "")
 
 

@@ -147,26 +147,22 @@ def _site() -> None:
 
 
 def _pin_home(home: str) -> None:
-    """The slow path finds corral's state through `corral.paths`, which would import
-    platformdirs (6 ms) to work out the folder this process already knows (the two agree:
-    tests/test_paths.py)."""
+    """The slow path finds corral's state through the same definition (lowlevel.locations);
+    pinning it spares a relative CORRAL_HOME being resolved again. Whatever the slow path
+    skips (a bad ledger record) goes to corral's log: the hook prints nothing of its own."""
     import os
 
-    os.environ.setdefault("CORRAL_HOME", home)
+    from corral.lowlevel import logline
+
+    os.environ["CORRAL_HOME"] = home
+    logline.to_log("hook")
 
 
 def log(home: str, message: str) -> None:
-    """One line in corral's log; never raises."""
-    import os
-    import time
+    """One line in corral's log (`home` is corral's home); never raises."""
+    from corral.lowlevel import logline
 
-    try:
-        os.makedirs(home, mode=0o700, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with open(os.path.join(home, "corral.log"), "a", encoding="utf-8") as f:
-            f.write(f"{stamp} hook[{os.getpid()}] {message}\n")
-    except OSError:
-        pass
+    logline.line("hook", message)
 
 
 def _notify(home: str, phase: str, payload: "dict[str, Any]") -> None:

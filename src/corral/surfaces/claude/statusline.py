@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 # No `from __future__ import annotations` and no `os` on this path: each costs start-up.
 # Annotations naming typing-only names are strings.
 
-FINAL_STATES = ("exited", "stopped", "killed")  # supervisor.STATES_FINAL
 _PIPE_SAFE = 16384  # bytes a pipe takes without a reader on every platform we run on
 
 
@@ -98,9 +97,11 @@ def inside(path: str, root: str) -> bool:
 
 
 def records(ledger: str) -> "list[dict[str, Any]]":
-    """The ledger's job records (unreadable ones are skipped: another surface reports them)."""
+    """The ledger's job records that every reader trusts (lowlevel.record.check); the others
+    are skipped: another surface reports them."""
     import posix
 
+    from corral.lowlevel.record import check
     from corral.surfaces.claude.hook import parse
 
     found = []
@@ -112,11 +113,9 @@ def records(ledger: str) -> "list[dict[str, Any]]":
         if not name.endswith(".json") or name.startswith("."):
             continue
         try:
-            data = parse(_read_file(f"{ledger}/{name}").decode("utf-8"))
-        except (OSError, ValueError):
+            found.append(check(parse(_read_file(f"{ledger}/{name}").decode("utf-8")), name))
+        except (OSError, ValueError, RecursionError):
             continue
-        if isinstance(data, dict) and isinstance(data.get("pid"), int):
-            found.append(data)
     return found
 
 
@@ -296,12 +295,14 @@ def ports_of(pids: list[int], sockets: dict[int, int]) -> set[int]:
 
 def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     """The status line text for `folder` (None: no job runs there)."""
+    from corral.lowlevel.record import STATES_FINAL
+
     table = process_table()
     boot = _boot_id() if table is not None else ""
     jobs = [
         r
         for r in records(ledger)
-        if r.get("state") not in FINAL_STATES
+        if r["state"] not in STATES_FINAL
         and isinstance(r.get("cwd"), str)
         and inside(r["cwd"], folder)
         and supervisor_alive(r, table, boot)
@@ -360,16 +361,9 @@ def run_theirs(then: str, data: bytes) -> None:
 
 def log(message: str) -> None:
     """One line in corral's log; never raises."""
-    import time
+    from corral.lowlevel import logline
 
-    from corral.lowlevel import locations
-
-    try:
-        with open(f"{locations.home_dir()}/corral.log", "a", encoding="utf-8") as f:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-            f.write(f"{stamp} statusline {message}\n")
-    except OSError:
-        pass
+    logline.line("statusline", message)
 
 
 def main(argv: list[str]) -> int:
