@@ -19,6 +19,14 @@ from corral.service import sessions
 from tests.helpers import wait_for
 
 
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_home: Path) -> None:
     session = f"race-{uuid.uuid4().hex[:8]}"
     path = corral_home / listeners.OWNERS_FILE
@@ -46,7 +54,10 @@ def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_ho
     def terminate() -> None:
         child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
         try:
-            ident = wait_for(lambda: identity_of(child.pid), what="start")
+            # once it runs `sleep` (before its exec it carries no marker yet)
+            wait_for(lambda: _comm(child.pid) == "sleep", what="exec")
+            ident = identity_of(child.pid)
+            assert ident is not None
             ended = sessions.terminate(session, [ident], grace=1.0)
             assert [t.result.value for t in ended.targets] == ["terminated"]
         finally:
