@@ -77,11 +77,11 @@ def full_snapshot(state: str = "warm") -> float:
 def jobs_only(count: int) -> float:
     """What `corral ls` measures: the usage of `count` jobs (their processes from their
     supervisors down, their ports), as a new process does it (nothing remembered)."""
-    from corral.adapters import ledger, scan
+    from corral.adapters import ledger, owners, scan
 
     records = ledger.read_all().records[:count]
     jobs = {r.id: (r.pid, ()) for r in records}
-    scan.forget_owners(persisted=True)
+    owners.forget_owners(persisted=True)
     start = time.perf_counter()
     scan.usage(jobs, interval=0)
     return (time.perf_counter() - start) * 1000

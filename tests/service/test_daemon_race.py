@@ -11,7 +11,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from corral.adapters import scan
+from corral.adapters import owners, scan
 from corral.adapters.identity import identity_of
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.procfs import boot_id
@@ -86,6 +86,6 @@ def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_ho
     assert not errors, errors
     # quiet again: what this process believes the file holds is what it holds
     scan.take()
-    assert listeners.read_owners(str(path), boot) == scan.remembered_owners(saved=True)
-    assert set(scan.remembered_owners()) == set(listeners.listening())
+    assert listeners.read_owners(str(path), boot) == owners.remembered_owners(saved=True)
+    assert set(owners.remembered_owners()) == set(listeners.listening())
     assert [n for n in os.listdir(corral_home) if n.endswith(".tmp")] == []

@@ -11,15 +11,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import threading
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import psutil
 
-from corral import paths
-from corral.adapters import identity
+from corral.adapters import identity, owners
 from corral.adapters.identity import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME
 from corral.lowlevel import sockets as _net
 from corral.lowlevel.procfs import boot_id
@@ -255,144 +253,6 @@ def _cpu_time(pid: int) -> float | None:
     return (int(fields[UTIME]) + int(fields[STIME])) / _boot()[2]
 
 
-# -- listening sockets ------------------------------------------------------------------------
-
-# inode -> the owner (pid, fd) seen before, or when a walk found none (listeners.Unseen). Only
-# the sockets of the latest snapshot are kept, in memory and in corral's home (so a new
-# process, the CLI, starts where the previous one stopped). A remembered owner costs one
-# readlink, which proves it; anything unproven is looked for again.
-_OWNERS: dict[int, _net.Owner | _net.Unseen] | None = None  # None: the file is not read yet
-_SAVED: dict[int, _net.Owner | _net.Unseen] = {}  # what the file holds, as read or written
-# A socket nobody could be found for is looked for among the processes started since the last
-# walk (one that existed then did not hold it), and among every process this often: an old
-# process gains a socket only when one is passed to it (SCM_RIGHTS) or it becomes readable
-# (setuid). Until then such a listener is shown without an owner, which no surface may stop.
-_FULL_WALK_EVERY = 600.0
-
-
-_SAVED_AT = -float("inf")  # when the file was last written (time.monotonic)
-# The daemon lists (its refresh) and stops (a terminate takes a snapshot) in two threads at
-# once: one walk at a time reads and replaces the memory above and writes the file.
-_OWNERS_LOCK = threading.Lock()
-
-
-def _shape(owners: dict[int, _net.Owner | _net.Unseen]) -> dict[int, object]:
-    """`owners` without how far each unseen socket was looked for among new processes."""
-    return {i: o.full_at if isinstance(o, _net.Unseen) else o for i, o in owners.items()}
-
-
-def _owners_file() -> str:
-    return os.path.join(paths.home_dir(), _net.OWNERS_FILE)
-
-
-def forget_owners(*, persisted: bool = False) -> None:
-    """Forget the sockets' owners learnt in this process: the next snapshot starts from the
-    file, as a new process does (the benchmark's cold snapshot); with `persisted`, from
-    nothing, as the first run ever does."""
-    global _OWNERS, _SAVED
-    with _OWNERS_LOCK:
-        _OWNERS, _SAVED = None, {}
-        if persisted:
-            try:
-                os.unlink(_owners_file())
-            except OSError:
-                pass
-
-
-def remembered_owners(*, saved: bool = False) -> dict[int, _net.Owner | _net.Unseen]:
-    """A copy of the sockets' owners this process knows (`saved`: as it last wrote them)."""
-    with _OWNERS_LOCK:
-        return dict(_SAVED if saved else (_OWNERS or {}))
-
-
-def _remembered() -> dict[int, _net.Owner | _net.Unseen]:
-    global _OWNERS, _SAVED
-    if _OWNERS is None:
-        _OWNERS = _net.read_owners(_owners_file(), _boot()[0])
-        _SAVED = dict(_OWNERS)
-    return _OWNERS
-
-
-class _OwnerWalk:
-    """The listening sockets (read once) and their owners. An owner seen before is proven with
-    one readlink; the others are looked for in the fd folders of the processes `result` is
-    given, youngest first, and the walk stops once every socket has its owner. (A thread for
-    the walk while the table is read gains nothing: both hold the GIL between system calls.)"""
-
-    def __init__(self) -> None:
-        self.sockets = _net.listening()
-        remembered = _remembered()
-        self.now = time.monotonic()
-        self.known: dict[int, _net.Owner] = {}
-        self.unseen: dict[int, _net.Unseen] = {}  # looked for among new processes only
-        self.full: list[int] = []  # looked for among every process
-        for inode in self.sockets:
-            hit = remembered.get(inode)
-            # Not `isinstance(hit, tuple)`: an Unseen is a (named) tuple too.
-            if (
-                hit is not None
-                and not isinstance(hit, _net.Unseen)
-                and _net.holds(hit[0], hit[1], inode)
-            ):
-                self.known[inode] = hit
-            elif isinstance(hit, _net.Unseen) and 0 <= self.now - hit.full_at < _FULL_WALK_EVERY:
-                self.unseen[inode] = hit
-            else:
-                self.full.append(inode)
-
-    def result(self, procs: Collection[Proc], listed_at: float) -> tuple[Listener, ...]:
-        """The listeners with their owners, `procs` being every process as listed from /proc
-        at `listed_at` (CLOCK_BOOTTIME, the clock of their starts)."""
-        global _OWNERS, _SAVED, _SAVED_AT
-        found: dict[int, _net.Owner] = {}
-        # every process started before this was listed (a start is truncated to a tick)
-        hz = _boot()[2]
-        newest = (int(listed_at * hz) - 1) / hz
-        if self.unseen or self.full:
-            # the processes started since the last walk, youngest first: corral's jobs, not
-            # the machine's old daemons, are the likely owners of a new socket
-            cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
-            young = sorted((p for p in procs if p.start >= cutoff), key=lambda p: -p.start)
-            found = _net.owners([*self.unseen, *self.full], [p.pid for p in young])
-            rest = [inode for inode in self.full if inode not in found]
-            if rest:
-                older = sorted((p for p in procs if p.start < cutoff), key=lambda p: -p.start)
-                found |= _net.owners(rest, _both_ends([p.pid for p in older]))
-        cache: dict[int, _net.Owner | _net.Unseen] = {}
-        listed: list[Listener] = []
-        for inode, sock in self.sockets.items():
-            owner = self.known.get(inode) or found.get(inode)
-            if owner is None:
-                before = self.unseen.get(inode)
-                cache[inode] = _net.Unseen(before.full_at if before else self.now, newest)
-            else:
-                cache[inode] = owner
-            pid = owner[0] if owner else None
-            listed.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
-        _OWNERS = cache
-        if _shape(cache) != _shape(_SAVED) or (cache != _SAVED and self.now - _SAVED_AT > 60):
-            # the daemon lists four times a second while a tool call runs: only a changed
-            # owner, or a minute's worth of new processes walked, is worth a file
-            _net.write_owners(_owners_file(), _boot()[0], cache)
-            _SAVED, _SAVED_AT = cache, self.now
-        return tuple(sorted(set(listed), key=lambda x: (x.port, x.proto, x.family, x.address)))
-
-
-def _both_ends(pids: list[int]) -> list[int]:
-    """`pids` from both ends in turn (first, last, second, second last...). A walk over every
-    process looks for sockets of young jobs and of the machine's oldest daemons alike (pid 1
-    often holds one): from the young end only, an old daemon's socket costs every process's
-    descriptors on the first run ever."""
-    turns: list[int] = []
-    first, last = 0, len(pids) - 1
-    while first < last:
-        turns += (pids[first], pids[last])
-        first, last = first + 1, last - 1
-    if first == last:
-        turns.append(pids[first])
-    return turns
-
-
 def _psutil_listeners() -> tuple[Listener, ...]:
     try:
         conns = psutil.net_connections(kind="inet")
@@ -447,8 +307,13 @@ def take(
             for pid in (procs if read is None else read)
             if listed_at - procs[pid].start < SETTLE
         )
-        with _OWNERS_LOCK:
-            ports = _OwnerWalk().result(procs.values(), listed_at)
+        held = owners.listening(procs.values(), listed_at)
+        ports = tuple(
+            sorted(
+                {Listener(s.port, s.proto, s.family, s.address(), pid) for s, pid in held},
+                key=lambda x: (x.port, x.proto, x.family, x.address),
+            )
+        )
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}

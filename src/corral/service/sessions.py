@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from corral import paths
-from corral.adapters import attribution, ledger, procs, scan
+from corral.adapters import attribution, ledger, owners, procs, scan
 from corral.adapters.attribution import Attributed, Attribution
 from corral.adapters.identity import ProcessIdentity, cmdline, identity_of
 from corral.adapters.ledger import JobRecord
@@ -264,7 +264,7 @@ def forget_caches(*, persisted: bool = False) -> None:
     costs what it costs in a new process; with `persisted`, also what earlier processes left
     in corral's home (the sockets' owners), as on the first run ever."""
     _SHOWN.clear()
-    scan.forget_owners(persisted=persisted)
+    owners.forget_owners(persisted=persisted)
 
 
 def _command(pid: int) -> str:
