@@ -5,7 +5,9 @@ what it already saw, and no stored observations."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,7 +18,7 @@ import pytest
 
 from corral import paths
 from corral.service import sessions
-from tests.helpers import start_job, wait_for
+from tests.helpers import free_port, start_job, wait_for
 
 
 @pytest.fixture
@@ -104,3 +106,39 @@ def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
         stop_records(read_all().records)
     gone = sessions.refresh(later)
     assert child.pid not in gone.attributed.rows
+
+
+def test_a_job_binding_its_port_late_is_seen_by_a_refresh_without_walking_the_machine(
+    corral_home: Path,
+) -> None:
+    port = free_port()
+    job = start_job(f"sleep 2; exec {sys.executable} -m http.server {port} --bind 127.0.0.1")
+    try:
+        before = sessions.observe()
+        assert job["id"] in {r.job for r in before.attributed.rows.values()}
+        wait_for(lambda: _listening(port), what="the job's port")
+        walked: list[str] = []
+        real = os.listdir
+
+        def spy(path: Any = ".") -> Any:
+            walked.append(str(path))
+            return real(path)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(os, "listdir", spy)
+            after = sessions.refresh(before)
+        rows = after.attributed.rows
+        members = [pid for pid, row in rows.items() if row.job == job["id"]]
+        assert port in after.snapshot.ports_of(members)
+        fds = {int(p.split("/")[2]) for p in walked if p.startswith("/proc/") and p.endswith("/fd")}
+        assert fds <= set(before.attributed.rows) | (after.snapshot.read or set())
+    finally:
+        from corral.adapters.ledger import read_all
+        from corral.service.jobs import stop_records
+
+        stop_records(read_all().records)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

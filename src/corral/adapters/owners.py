@@ -49,6 +49,7 @@ _SAVED: dict[int, _net.Owner | _net.Unseen] = {}  # what the file holds, as read
 # process gains a socket only when one is passed to it (SCM_RIGHTS) or it becomes readable
 # (setuid). Until then such a listener is shown without an owner, which no surface may stop.
 _FULL_WALK_EVERY = 600.0
+_NEVER = -float("inf")  # an Unseen's full_at when no walk over every process looked for it
 
 
 _SAVED_AT = -float("inf")  # when the file was last written (time.monotonic)
@@ -100,7 +101,7 @@ class _OwnerWalk:
     given, youngest first, and the walk stops once every socket has its owner. (A thread for
     the walk while the table is read gains nothing: both hold the GIL between system calls.)"""
 
-    def __init__(self) -> None:
+    def __init__(self, partial: bool = False) -> None:
         self.sockets = _net.listening()
         remembered = _remembered()
         self.now = time.monotonic()
@@ -116,16 +117,25 @@ class _OwnerWalk:
                 and _net.holds(hit[0], hit[1], inode)
             ):
                 self.known[inode] = hit
-            elif isinstance(hit, _net.Unseen) and 0 <= self.now - hit.full_at < _FULL_WALK_EVERY:
+            elif isinstance(hit, _net.Unseen) and (
+                0 <= self.now - hit.full_at < _FULL_WALK_EVERY
+                or (partial and hit.full_at == _NEVER)  # looked for among those shown already
+            ):
                 self.unseen[inode] = hit
             else:
                 self.full.append(inode)
 
     def result(
-        self, procs: Collection[Started], listed_at: float
+        self,
+        procs: Collection[Started],
+        listed_at: float,
+        new: Collection[Started] | None,
+        within: Collection[int] | None,
     ) -> list[tuple[_net.Socket, int | None]]:
         """Each listening socket with its owner's pid (None: not visible), `procs` being every
-        process as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of starts)."""
+        process as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of starts).
+        With `within`, a socket not found among the new processes is looked for among those
+        pids only, and the file is left alone (see `listening`)."""
         global _OWNERS, _SAVED, _SAVED_AT
         found: dict[int, _net.Owner] = {}
         # every process started before this was listed (a start is truncated to a tick)
@@ -135,10 +145,13 @@ class _OwnerWalk:
             # the processes started since the last walk, youngest first: corral's jobs, not
             # the machine's old daemons, are the likely owners of a new socket
             cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
-            young = sorted((p for p in procs if p.start >= cutoff), key=lambda p: -p.start)
+            maybe = procs if new is None else new
+            young = sorted((p for p in maybe if p.start >= cutoff), key=lambda p: -p.start)
             found = _net.owners([*self.unseen, *self.full], [p.pid for p in young])
             rest = [inode for inode in self.full if inode not in found]
-            if rest:
+            if rest and within is not None:
+                found |= _net.owners(rest, within)
+            elif rest:
                 older = sorted((p for p in procs if p.start < cutoff), key=lambda p: -p.start)
                 found |= _net.owners(rest, _both_ends([p.pid for p in older]))
         cache: dict[int, _net.Owner | _net.Unseen] = {}
@@ -147,11 +160,14 @@ class _OwnerWalk:
             owner = self.known.get(inode) or found.get(inode)
             if owner is None:
                 before = self.unseen.get(inode)
-                cache[inode] = _net.Unseen(before.full_at if before else self.now, newest)
+                walked = self.now if within is None else _NEVER  # never walked everywhere
+                cache[inode] = _net.Unseen(before.full_at if before else walked, newest)
             else:
                 cache[inode] = owner
             listed.append((sock, owner[0] if owner else None))
         _OWNERS = cache
+        if within is not None:
+            return listed  # partial knowledge: the next whole walk writes the file
         if _shape(cache) != _shape(_SAVED) or (cache != _SAVED and self.now - _SAVED_AT > 60):
             # the daemon lists four times a second while a tool call runs: only a changed
             # owner, or a minute's worth of new processes walked, is worth a file
@@ -175,8 +191,17 @@ def _both_ends(pids: list[int]) -> list[int]:
     return turns
 
 
-def listening(procs: Collection[Started], listed_at: float) -> list[tuple[_net.Socket, int | None]]:
+def listening(
+    procs: Collection[Started],
+    listed_at: float,
+    new: Collection[Started] | None = None,
+    within: Collection[int] | None = None,
+) -> list[tuple[_net.Socket, int | None]]:
     """Every listening socket with its owner's pid (None: not visible), `procs` being every
-    process as listed from /proc at `listed_at` (CLOCK_BOOTTIME)."""
+    process as listed from /proc at `listed_at` (CLOCK_BOOTTIME), `new` those among them no
+    earlier walk saw (None: maybe any). With `within` (the daemon's refresh: the processes it
+    shows), a socket no new process holds is looked for among those pids only, not every
+    process's descriptors: on a machine where servers come and go, that walk would run at
+    every refresh. Such a socket stays unowned until the next whole walk."""
     with _LOCK:
-        return _OwnerWalk().result(procs, listed_at)
+        return _OwnerWalk(partial=within is not None).result(procs, listed_at, new, within)

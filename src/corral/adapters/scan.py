@@ -12,7 +12,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import psutil
@@ -27,7 +27,7 @@ _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
 MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 _MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
 _ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case
-SETTLE = 2.0  # seconds after its start a process may still exec (see Snapshot.settling)
+SETTLE = 1.0  # seconds after its start a process may still exec (see Snapshot.settling)
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,8 @@ class Snapshot:
     # Linux: the entries of /proc the table was read from, with their inode numbers (a pid
     # reused by a new process comes with a new /proc/<pid> inode)
     listed: Mapping[str, int] = field(default_factory=dict)
-    # processes read within SETTLE seconds of their start: an incremental snapshot reads them
-    # again (one read between fork and exec saw the parent's name and environment)
+    # processes first read within SETTLE seconds of their start: the next incremental snapshot
+    # reads them once more (a read between fork and exec saw the parent's name and environment)
     settling: frozenset[int] = frozenset()
 
     def children(self) -> dict[int, list[int]]:
@@ -279,14 +279,19 @@ def listeners() -> tuple[Listener, ...]:
 
 
 def take(
-    *, previous: Snapshot | None = None, incremental: bool = False, reread: Iterable[int] = ()
+    *,
+    previous: Snapshot | None = None,
+    incremental: bool = False,
+    reread: Iterable[int] = (),
+    walk_only: Collection[int] | None = None,
 ) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw.
 
     `incremental` (Linux): only the processes `previous` did not see, and `reread`, are read;
     the others still listed in /proc are carried over as `previous` saw them (their CPU and
     memory as then; a pid reused between the two is not noticed, so take a whole one now and
-    then). The sockets are dumped again, and their owners proven as in every snapshot."""
+    then). The sockets are dumped again, and their owners proven as in every snapshot; with
+    `walk_only`, a socket no new process holds is looked for among those pids alone."""
     taken = time.monotonic()
     read: frozenset[int] | None = None
     skipped: set[int] = set()
@@ -296,18 +301,18 @@ def take(
     if _LINUX:
         listed_at = time.clock_gettime(time.CLOCK_BOOTTIME)
         tasks = _tasks()  # before the listing: a change after it shows next time
+        again: set[int] = set()
         if incremental and previous is not None and previous.listed:
             again = {*reread, *previous.settling}
             procs, read, skipped, listed = _carry(previous, again, tasks)
         else:
             listed = _listing()
             procs = _linux_table(listed, skipped)
-        settling = frozenset(
-            pid
-            for pid in (procs if read is None else read)
-            if listed_at - procs[pid].start < SETTLE
-        )
-        held = owners.listening(procs.values(), listed_at)
+        first = procs.keys() if read is None else read - again  # read for the first time
+        settling = frozenset(pid for pid in first if listed_at - procs[pid].start < SETTLE)
+        # the processes a previous walk did not see: every one, or (incremental) those read
+        new = None if read is None else [procs[pid] for pid in read]
+        held = owners.listening(procs.values(), listed_at, new, walk_only)
         ports = tuple(
             sorted(
                 {Listener(s.port, s.proto, s.family, s.address(), pid) for s, pid in held},

@@ -101,7 +101,9 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
     an agent's tool call runs: the processes started since (a process still listed keeps what
     `previous` saw of it: its CPU and memory as then, its markers), the ledger only when its
     folder changed, and the stored observations not at all (`previous` read them, and this
-    process stores the new ones). Unchanged processes and ledger: the same attribution."""
+    process stores the new ones). The attribution is done again only when what changed can
+    change it (a marked process, a child of an attributed one or of an agent, a gone agent or
+    supervisor, a changed ledger); otherwise the gone processes' rows are dropped."""
     key = _ledger_key()
     if key is not None and key == previous.ledger_key:
         records, ledger_warnings = previous.records, list(previous.ledger_warnings)
@@ -109,14 +111,13 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
         read = ledger.read_all()
         records, ledger_warnings = read.records, list(read.warnings)
     warnings = list(ledger_warnings)
-    snap = scan.take(previous=previous.snapshot, incremental=True)
+    # a new socket's owner is looked for among the processes shown (a job's server binding
+    # its port late), not among every process's descriptors at every refresh
+    shown = previous.attributed.rows.keys()
+    snap = scan.take(previous=previous.snapshot, incremental=True, walk_only=shown)
     remembered = previous.remembered
-    if (
-        records is previous.records
-        and not snap.read
-        and snap.procs.keys() == previous.snapshot.procs.keys()
-    ):
-        attributed = previous.attributed
+    if records is previous.records and not _may_change(previous, snap):
+        attributed = _without_gone(previous.attributed, snap)
     else:
         # what the last refresh attributed counts as remembered, as if stored and loaded: a
         # process seen under its agent keeps that session once its parent shell is gone
@@ -139,6 +140,32 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
     )
 
 
+def _may_change(previous: Observed, snap: scan.Snapshot) -> bool:
+    """Whether attributing `snap` afresh may give other rows than `previous` minus the
+    processes gone: a process read now carries a marker or is the child of an attributed
+    process or an agent, or a gone process was an agent or a job's supervisor."""
+    rows, agents = previous.attributed.rows, previous.attributed.live_agents
+    agent_pids = {pid for idents in agents.values() for pid, _ in idents}
+    for pid in snap.read or ():
+        proc = snap.procs[pid]
+        if proc.markers or proc.ppid in rows or proc.ppid in agent_pids:
+            return True
+    gone = previous.snapshot.procs.keys() - snap.procs.keys()
+    return any(
+        pid in agent_pids or (pid in rows and rows[pid].role == ROLE_SUPERVISOR) for pid in gone
+    )
+
+
+def _without_gone(attributed: Attributed, snap: scan.Snapshot) -> Attributed:
+    """`attributed` without the rows of processes gone from `snap`."""
+    rows = {pid: row for pid, row in attributed.rows.items() if pid in snap.procs}
+    if len(rows) == len(attributed.rows):
+        return attributed
+    sessions_left = {row.session for row in rows.values()}
+    agents = {s: state for s, state in attributed.agents.items() if s in sessions_left}
+    return Attributed(rows, agents, attributed.live_agents)
+
+
 def _remember(
     snap: scan.Snapshot, attributed: Attributed, warnings: list[str], pause: float = 0.0
 ) -> None:
@@ -156,9 +183,10 @@ def _remember(
 
 SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
 # A refresh stores what changed at most this often: while an agent's tool calls run, the
-# machine's processes come and go several times a second, and each write costs far more than
-# the refresh (the refreshes in between keep what they saw in memory)
-SAVE_PAUSE = 2.0
+# machine's processes come and go several times a second, and one write (tens of ms on a
+# loaded machine) costs more than a hundred refreshes. The refreshes in between keep what
+# they saw in memory; a whole snapshot (a request) stores at once.
+SAVE_PAUSE = 10.0
 _SAVED: tuple[tuple[object, ...], float] | None = None  # what this process stored last, and when
 _SAVED_LOCK = threading.Lock()  # the daemon's refresh and a terminate observe in two threads
 
