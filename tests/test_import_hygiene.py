@@ -1,5 +1,5 @@
-"""Start-up budgets: the supervisor is stdlib-only and loads nothing heavy; the layers of
-the package import inward only."""
+"""Start-up budgets: the supervisor is stdlib-only and loads nothing heavy (the layers are
+tests/test_import_contracts.py's)."""
 
 from __future__ import annotations
 
@@ -54,46 +54,6 @@ def test_supervisor_and_floor_import_only_the_floor() -> None:
                 for name in names:
                     if name.startswith("corral"):
                         assert name.startswith(allowed), f"{path.relative_to(SRC)}: {name}"
-
-
-def _imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module == "corral":
-            found |= {f"corral.{a.name}" for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-    return {m for m in found if m.startswith("corral")}
-
-
-LAYERS = {  # a module of each layer may import from these layers only
-    "core": {"core", "lowlevel", "errors"},
-    "adapters": {"core", "adapters", "lowlevel", "errors", "paths"},
-    "store": {"core", "store", "paths", "errors", "lowlevel"},
-    "service": {
-        "core",
-        "adapters",
-        "store",
-        "service",
-        "lowlevel",
-        "errors",
-        "paths",
-        "config",
-        "backends",
-    },
-    "surfaces": {"core", "service", "surfaces", "errors", "paths", "config", "lowlevel"},
-}
-
-
-def test_imports_point_inward() -> None:
-    for layer, allowed in LAYERS.items():
-        for path in (SRC / layer).rglob("*.py"):
-            for module in _imports(path):
-                parts = module.split(".")
-                target = parts[1] if len(parts) > 1 else ""
-                assert target in allowed, f"{path.relative_to(SRC)} imports {module}"
 
 
 def test_package_init_files_stay_empty() -> None:

@@ -1,7 +1,7 @@
-"""A process is (pid, start time). The one chokepoint that reads either from the OS.
+"""A process is (pid, start time). The platform switch for reading either from the OS.
 
-Linux: start ticks from /proc/<pid>/stat with the boot id (exact, cheap, and what the
-supervisor records about itself). Elsewhere: psutil's create time.
+Linux: lowlevel.procfs, the one /proc reader (start ticks with the boot id: exact, cheap, and
+what the supervisor records about itself). Elsewhere: psutil's create time.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
-from corral.lowlevel.procfs import boot_id
+from corral.lowlevel import procfs
 
 _LINUX = sys.platform.startswith("linux")
 
@@ -22,41 +22,6 @@ class ProcessIdentity(NamedTuple):
         return f"{self.pid}@{self.started_at}"
 
 
-# Fields of /proc/<pid>/stat counted after the process's name (see `stat_fields`).
-STATE, PPID, PGRP, SESSION, UTIME, STIME, START, RSS = 0, 1, 2, 3, 11, 12, 19, 21
-
-
-def stat_fields(raw: bytes) -> list[bytes]:
-    """The fields of a /proc/<pid>/stat line that follow the name (which may hold spaces and
-    parentheses), up to RSS: [STATE] is b"Z" for a zombie, [START] the start ticks."""
-    return raw[raw.rfind(b")") + 2 :].split(None, RSS + 1)
-
-
-def read_stat(pid: int) -> list[bytes] | None:
-    """Linux: the stat fields of `pid` (see `stat_fields`), or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = stat_fields(f.read())
-    except OSError:
-        return None
-    return fields if len(fields) > RSS else None
-
-
-def _linux_started_at(pid: int) -> str | None:
-    fields = read_stat(pid)
-    return None if fields is None else f"{_boot_id()}:{int(fields[START])}"
-
-
-_BOOT_ID: str | None = None
-
-
-def _boot_id() -> str:
-    global _BOOT_ID
-    if _BOOT_ID is None:
-        _BOOT_ID = boot_id()
-    return _BOOT_ID
-
-
 def _psutil_started_at(pid: int) -> str | None:
     import psutil
 
@@ -66,12 +31,12 @@ def _psutil_started_at(pid: int) -> str | None:
         return None
 
 
-started_at = _linux_started_at if _LINUX else _psutil_started_at
+started_at = procfs.started_at if _LINUX else _psutil_started_at
 
 
 def _linux_parent(pid: int) -> int | None:
-    fields = read_stat(pid)
-    return None if fields is None else int(fields[PPID])
+    fields = procfs.read_stat(pid)
+    return None if fields is None else int(fields[procfs.PPID])
 
 
 def _psutil_parent(pid: int) -> int | None:
@@ -102,12 +67,7 @@ def is_alive(identity: ProcessIdentity) -> bool:
 def cmdline(pid: int) -> list[str] | None:
     """The process's argv, or None when it is gone or unreadable."""
     if _LINUX:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                raw = f.read()
-        except OSError:
-            return None
-        return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
+        return procfs.cmdline(pid)
     import psutil
 
     try:
@@ -119,13 +79,7 @@ def cmdline(pid: int) -> list[str] | None:
 def environ_has(pid: int, name: str, value: str) -> bool | None:
     """Whether the process's initial environment holds NAME=VALUE; None if unreadable."""
     if _LINUX:
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                raw = f.read()
-        except OSError:
-            return None
-        entry = f"{name}={value}".encode()
-        return entry in raw and entry in raw.split(b"\0")
+        return procfs.environ_has(pid, name, value)
     import psutil
 
     try:

@@ -15,14 +15,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from corral.adapters.identity import (
-    STATE,
-    ProcessIdentity,
-    environ_has,
-    is_alive,
-    read_stat,
-    started_at,
-)
+from corral.adapters.identity import ProcessIdentity, environ_has, is_alive, started_at
+from corral.lowlevel.procfs import STATE, read_stat
 
 _LINUX = sys.platform.startswith("linux")
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from corral.adapters import identity, owners
-from corral.adapters.identity import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME
+from corral.adapters import owners
+from corral.lowlevel import procfs
 from corral.lowlevel import sockets as _net
-from corral.lowlevel.procfs import boot_id
+from corral.lowlevel.procfs import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME, boot_id
+from corral.lowlevel.sockets import Listener  # the one listener type
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
@@ -48,15 +49,6 @@ class Proc:
     markers: Mapping[str, str]  # only MARKERS; None of the rest of the environment
     environ_readable: bool
     seen_at: float = 0.0  # time.monotonic() of the read (0: the snapshot's own time)
-
-
-@dataclass(frozen=True)
-class Listener:
-    port: int
-    proto: str  # "tcp" or "udp"
-    family: str  # "ipv4" or "ipv6"
-    address: str
-    pid: int | None  # None: the socket's owner is not visible to us
 
 
 @dataclass(frozen=True)
@@ -167,7 +159,7 @@ def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dic
             continue
         finally:
             os.close(fd)
-        fields = identity.stat_fields(stat)
+        fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
             skipped.add(int(entry))
             continue  # a zombie holds no resources and cannot be stopped
@@ -193,7 +185,7 @@ def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dic
             pgid=int(fields[PGRP]),
             sid=int(fields[SESSION]),
             uid=uid,
-            name=stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace"),
+            name=procfs.stat_name(stat),
             started_at=f"{boot_id}:{ticks}",
             start=ticks / hz,
             created=boot_time + ticks / hz,
@@ -247,7 +239,7 @@ def _cpu_time(pid: int) -> float | None:
         except _GONE:
             return None
         return float(t.user + t.system)
-    fields = identity.read_stat(pid)
+    fields = procfs.read_stat(pid)
     if fields is None:
         return None
     return (int(fields[UTIME]) + int(fields[STIME])) / _boot()[2]
@@ -502,24 +494,7 @@ def _has_children_files() -> bool:
 
 
 def _children_of(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tasks:
-        try:
-            fd = os.open(f"/proc/{pid}/task/{tid}/children", os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            raw = _read_rest(fd, b"")
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-        found.extend(int(child) for child in raw.split())
-    return found
+    return procfs.children(pid) or []  # None: gone (the kernel keeps the lists: checked)
 
 
 def _read_stat(entry: str) -> bytes | None:
@@ -563,9 +538,9 @@ def _tree_stats(roots: Iterable[int]) -> dict[int, bytes]:
             continue
         pid = int(entry)
         every[pid] = raw
-        after = raw.rfind(b")") + 2
-        ppid = raw[after:].split(None, 2)[1]  # state, ppid, ...
-        kids.setdefault(int(ppid), []).append(pid)
+        fields = procfs.stat_fields(raw)
+        if len(fields) > PPID:
+            kids.setdefault(int(fields[PPID]), []).append(pid)
     stack = [pid for pid in wanted if pid in every]
     while stack:
         pid = stack.pop()
@@ -585,7 +560,7 @@ def jobs_snapshot(roots: Iterable[int]) -> Snapshot:
     page = os.sysconf("SC_PAGE_SIZE")
     procs: dict[int, Proc] = {}
     for pid, stat in _tree_stats(roots).items():
-        fields = identity.stat_fields(stat)
+        fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
             continue
         ticks = int(fields[START])
@@ -595,7 +570,7 @@ def jobs_snapshot(roots: Iterable[int]) -> Snapshot:
             pgid=int(fields[PGRP]),
             sid=int(fields[SESSION]),
             uid=-1,  # not read: usage needs no owner
-            name=stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace"),
+            name=procfs.stat_name(stat),
             started_at=f"{boot_id}:{ticks}",
             start=ticks / hz,
             created=boot_time + ticks / hz,

@@ -285,13 +285,10 @@ def _wait_exit(pid: int, timeout: float) -> None:
 
 
 def _start_ticks(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return "0"
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return "0" if fields[0] == b"Z" else fields[19].decode()  # a zombie is gone too
+    from corral.lowlevel import procfs
+
+    info = procfs.proc_stat(pid)
+    return "0" if info is None else str(info[2])  # a zombie is gone too
 
 
 def private_dir_name(pid: int) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from corral.cli.human import human_age, human_bytes, short_path
+from corral.core.outcomes import LIVE_STATES
 from corral.service.jobs import JobView
 
 
@@ -19,31 +20,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--all-projects", action="store_true", help="with --orphaned: not only this project"
     )
-
-
-def human_age(seconds: float) -> str:
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "K", "M", "G"):
-        if size < 1024 or unit == "G":
-            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
-        size /= 1024
-    return f"{size:.1f}G"
-
-
-def short_path(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home) :] if home != "/" and path.startswith(home) else path
 
 
 def render(jobs: list[JobView]) -> None:
@@ -67,15 +43,15 @@ def render(jobs: list[JobView]) -> None:
             state,
             " ".join(f":{p}" for p in job.ports) or "-",
             human_age(job.age_seconds),
-            str(job.processes) if job.state in ("running", "stopping") else "-",
-            f"{job.cpu_percent:.1f}%" if job.state in ("running", "stopping") else "-",
+            str(job.processes) if job.state in LIVE_STATES else "-",
+            f"{job.cpu_percent:.1f}%" if job.state in LIVE_STATES else "-",
             human_bytes(job.rss_bytes) if job.rss_bytes else "-",
             short_path(job.cwd),
             job.command,
         )
     console.print(table)
     for job in jobs:
-        if job.tmux and job.state in ("running", "stopping"):
+        if job.tmux and job.state in LIVE_STATES:
             session, _, window = job.tmux.partition(":")
             text = f"{job.id[:8]}: tmux attach -t {session}  (window {window})"
             console.print(text, markup=False, highlight=False)
@@ -88,15 +64,23 @@ def main(args: argparse.Namespace) -> int:
         from corral.cli.session import list_orphans
 
         return list_orphans(args)
-    from corral.service.jobs import list_jobs
+    from corral.service.listing import list_rows
+    from corral.service.sessions import project_root
 
-    listing = list_jobs(include_finished=args.all, session=args.session)
-    for warning in listing.warnings:
+    project = None if args.session else project_root()
+    rows = list_rows(session=args.session, project=project, include_finished=args.all)
+    for warning in rows.warnings:
         sys.stderr.write(f"corral ls: warning: {warning}\n")
     if args.json:
         from corral.core.envelope import dumps
 
-        print(dumps([j.to_json() for j in listing.jobs], listing.warnings))
-    else:
-        render(listing.jobs)
+        print(dumps(rows.to_json(), rows.warnings))
+        return 0
+    render(rows.jobs)
+    if rows.processes:
+        from corral.cli.session import render_processes
+
+        where = f"session {args.session}" if args.session else "agent sessions in this project"
+        print(f"\nNot supervised ({where}; `corral stop --pid PID --started-at T` stops one):")
+        render_processes(rows.processes, "")
     return 0

@@ -26,7 +26,7 @@ def render_processes(views: list[ProcessView], empty: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from corral.cli.ls import human_age, human_bytes, short_path
+    from corral.cli.human import human_age, human_bytes, short_path
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     if not views:

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
+def runs_corral_program(command: str) -> bool:
+    """The shell line already runs one of corral's programs (a line the hook rewrote)."""
+    return any(program in command for program in (LAUNCHER, SUPERVISOR, TMUX_WRAPPER))
+
+
 def _env(name: str) -> str:
     # os.environ once `os` is loaded (it follows changes made in this process), else the
     # environment the process started with.

@@ -1,19 +1,37 @@
-"""The Linux /proc reader of the standard library floor: start identity, stat fields."""
+"""The one Linux /proc reader: stat fields, a process's start identity, its children, its
+command line and its environment markers. Every part of corral that reads /proc goes through
+here (the supervisor, the status line, the identity checks, the scanner, the tmux backend).
+
+Standard library only, and cheap to import: `posix` and `sys` (no `os`), files read with
+the built-in `open`. Functions answer None when the process is gone or unreadable; listing
+callers skip it, acting callers say so. Elsewhere than Linux (no /proc) the platform switch
+is adapters.identity's (psutil).
+"""
 
 from __future__ import annotations
 
-import os
+import posix
 import sys
 
 _PLATFORM_LINUX = sys.platform.startswith("linux")
+LINUX = _PLATFORM_LINUX
+
+# Fields of /proc/<pid>/stat counted after the process's name (see `stat_fields`).
+STATE, PPID, PGRP, SESSION, UTIME, STIME, START, RSS = 0, 1, 2, 3, 11, 12, 19, 21
+
+_BOOT_ID: str | None = None
 
 
 def boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return "noboot"
+    """This boot's id (a start time in ticks is only unique within one boot)."""
+    global _BOOT_ID
+    if _BOOT_ID is None:
+        try:
+            with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+                _BOOT_ID = f.read().decode("ascii", "replace").strip()
+        except OSError:
+            _BOOT_ID = "noboot"
+    return _BOOT_ID
 
 
 def _decimal(digits: bytes) -> int:
@@ -25,32 +43,152 @@ def _decimal(digits: bytes) -> int:
     return value
 
 
+def stat_fields(raw: bytes) -> list[bytes]:
+    """The fields of a /proc/<pid>/stat line that follow the name (which may hold spaces and
+    parentheses), up to RSS: [STATE] is b"Z" for a zombie, [START] the start ticks. A line
+    cut short gives fewer fields: check len() > RSS before reading past START."""
+    return raw[raw.rfind(b")") + 2 :].split(None, RSS + 1)
+
+
+def stat_name(raw: bytes) -> str:
+    """The process's name (`comm`) from its /proc/<pid>/stat line."""
+    return raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode("utf-8", "replace")
+
+
+def read_stat(pid: int | str) -> list[bytes] | None:
+    """The stat fields of `pid` (see `stat_fields`), or None when it is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = stat_fields(f.read())
+    except OSError:
+        return None
+    return fields if len(fields) > RSS else None
+
+
 def start_ticks(pid: int) -> int | None:
-    """Linux: the process's start time in clock ticks since boot, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return _decimal(fields[19])
+    """The process's start time in clock ticks since boot, or None if it is gone."""
+    fields = read_stat(pid)
+    return None if fields is None else _decimal(fields[START])
 
 
-def _proc_stat(pid: int) -> tuple[int, int, int] | None:
-    """(ppid, pgid, start ticks) of a Linux process, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
+def _proc_stat(pid: int | bytes) -> tuple[int, int, int] | None:
+    """(ppid, pgid, start ticks) of a live process, or None if it is gone or a zombie."""
+    fields = read_stat(pid.decode() if isinstance(pid, bytes) else pid)
+    if fields is None or fields[STATE] == b"Z":
         return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    if fields[0] == b"Z":
-        return None
-    return _decimal(fields[1]), _decimal(fields[2]), _decimal(fields[19])
+    return _decimal(fields[PPID]), _decimal(fields[PGRP]), _decimal(fields[START])
+
+
+proc_stat = _proc_stat
+
+
+def started_at(pid: int) -> str | None:
+    """The process's start identity, `<boot id>:<start ticks>`, or None if it is gone."""
+    ticks = start_ticks(pid)
+    return None if ticks is None else f"{boot_id()}:{ticks}"
 
 
 def self_identity() -> str | None:
     if not _PLATFORM_LINUX:
         return None  # readers fill it from psutil's create time
-    ticks = start_ticks(os.getpid())
+    ticks = start_ticks(posix.getpid())
     return None if ticks is None else f"{boot_id()}:{ticks}"
+
+
+def pids() -> list[str]:
+    """Every pid folder of /proc (empty without /proc)."""
+    try:
+        return [e for e in posix.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+
+
+def process_table() -> dict[int, tuple[int, int, int]] | None:
+    """pid -> (ppid, pgid, start ticks) of every live process (zombies left out); None
+    without /proc."""
+    try:
+        entries = posix.listdir("/proc")
+    except OSError:
+        return None
+    table = {}
+    for entry in entries:
+        if entry.isdigit():
+            info = _proc_stat(entry.encode())
+            if info is not None:
+                table[_decimal(entry.encode())] = info
+    return table
+
+
+def children(pid: int) -> list[int] | None:
+    """The children of `pid` from the kernel's per-thread lists
+    (/proc/<pid>/task/<tid>/children): cheap, no walk over every process. None when the
+    kernel does not keep them (CONFIG_PROC_CHILDREN) or the process is gone: walk a
+    process_table instead. Children reparented to a subreaper appear under it."""
+    try:
+        tasks = posix.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    found: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                found += [_decimal(c) for c in f.read().split()]
+        except FileNotFoundError:
+            if tid == str(pid):
+                return None  # no children files on this kernel
+        except OSError:
+            continue  # the thread ended
+    return found
+
+
+def descendants(pid: int, table: dict[int, tuple[int, int, int]] | None = None) -> list[int]:
+    """Every live descendant of `pid`: from the kernel's children lists when it keeps them
+    (and no `table` is given), else from `table` (or a fresh process_table)."""
+    if table is None:
+        found = _descendants_by_children(pid)
+        if found is not None:
+            return found
+        table = process_table() or {}
+    tree: dict[int, list[int]] = {}
+    for child, (ppid, _, _) in table.items():
+        tree.setdefault(ppid, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        for child in tree.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _descendants_by_children(pid: int) -> list[int] | None:
+    first = children(pid)
+    if first is None:
+        return None  # gone, or a kernel without children lists
+    found: list[int] = []
+    todo = list(first)
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo += children(child) or ()  # None: it ended meanwhile
+    return found
+
+
+def cmdline(pid: int) -> list[str] | None:
+    """The process's argv, or None when it is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
+
+
+def environ_has(pid: int, name: str, value: str) -> bool | None:
+    """Whether the process's initial environment holds NAME=VALUE; None if unreadable."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    entry = f"{name}={value}".encode()
+    return entry in raw and entry in raw.split(b"\0")

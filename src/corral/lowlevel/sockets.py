@@ -1,15 +1,26 @@
-"""Listening sockets and the processes that hold them, read from /proc with the standard library
-only. The one port-owner lookup: the hook's path asks about one port (`holder`, `LazyHolders`)
-without importing psutil, and the scanner's snapshot asks about every listening socket
-(`listening`, `owners`). Elsewhere (no /proc) psutil answers.
+"""The one listening-socket reader: which sockets listen (the kernel's sock_diag netlink
+dump, /proc/net as the fallback), which processes hold them (a walk over /proc/<pid>/fd), and
+the one `Listener` type every part of corral reports (the hook's port lookup, the status line,
+the scanner's snapshot). Elsewhere (no /proc) psutil answers `holder`.
+
+What counts as listening: a TCP socket in LISTEN, and a UDP socket bound to a port without
+a peer. A TCP socket that is bound but not listening (CLOSE), or a connected UDP socket, is
+not a listener.
+
+Standard library only and cheap to import (the status line's budget): `posix` and `sys`,
+with `_socket` and `_struct` when reading; no `typing` at run time (the record types below
+are plain tuple subclasses that mypy sees as the NamedTuples they behave as).
 """
 
 from __future__ import annotations
 
-import os
+import posix
 import sys
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from typing import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+    from typing import NamedTuple
 
 _LINUX = sys.platform.startswith("linux")
 _TCP_LISTEN = "0A"
@@ -21,30 +32,97 @@ _TABLES = (
 )
 
 
-class Listener(NamedTuple):
-    port: int
-    pid: int | None  # None: the socket's owner is not visible to us
-    argv: tuple[str, ...]
+def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: object) -> type:
+    """A tuple subclass with named fields (what collections.namedtuple makes, without
+    importing `collections`): positional or keyword construction, equality, hashing and
+    ordering as tuples."""
+    names = tuple(fields.split())
+    required = len(names) - len(defaults)
+
+    def new(cls: type, *args: object, **kwargs: object) -> tuple[object, ...]:
+        values = list(args) + [None] * (len(names) - len(args))
+        if len(args) > len(names):
+            raise TypeError(f"{name} takes {len(names)} fields")
+        for at, field in enumerate(names):
+            if field in kwargs:
+                values[at] = kwargs.pop(field)
+            elif at >= len(args):
+                if at < required:
+                    raise TypeError(f"{name} needs {field}")
+                values[at] = defaults[at - required]
+        if kwargs:
+            raise TypeError(f"{name} has no field {next(iter(kwargs))}")
+        return tuple.__new__(cls, values)
+
+    def shown(self: tuple[object, ...]) -> str:
+        return f"{name}({', '.join(f'{f}={v!r}' for f, v in zip(names, self, strict=True))})"
+
+    namespace: dict[str, object] = {"__slots__": (), "__new__": new, "__repr__": shown}
+    for at, field in enumerate(names):
+        namespace[field] = property(_item(at))
+    namespace["_fields"] = names
+    namespace.update(extra)
+    return type(name, (tuple,), namespace)
 
 
-class Socket(NamedTuple):
-    """One listening socket: TCP in LISTEN, or UDP bound without a peer."""
+def _item(at: int) -> Callable[[tuple[object, ...]], object]:
+    def get(self: tuple[object, ...]) -> object:
+        return self[at]
 
-    inode: int
-    port: int
-    proto: str  # "tcp" or "udp"
-    v6: bool
-    raw_address: bytes  # in network order, 4 or 16 bytes
+    return get
 
-    @property
-    def family(self) -> str:
-        return "ipv6" if self.v6 else "ipv4"
 
-    def address(self) -> str:
-        import socket
+def _socket_family(self: Socket) -> str:
+    return "ipv6" if self.v6 else "ipv4"
 
-        family = socket.AF_INET6 if self.v6 else socket.AF_INET
-        return socket.inet_ntop(family, self.raw_address)
+
+def _socket_address(self: Socket) -> str:
+    import _socket
+
+    return str(_socket.inet_ntop(10 if self.v6 else 2, self.raw_address))
+
+
+if TYPE_CHECKING:
+
+    class Listener(NamedTuple):
+        """A listening socket as corral reports it."""
+
+        port: int
+        proto: str  # "tcp" or "udp"
+        family: str  # "ipv4" or "ipv6"
+        address: str
+        pid: int | None  # None: the socket's owner is not visible to us
+        argv: tuple[str, ...] = ()  # the owner's command line, when asked for (`holder`)
+
+    class Socket(NamedTuple):
+        """One listening socket: TCP in LISTEN, or UDP bound without a peer."""
+
+        inode: int
+        port: int
+        proto: str  # "tcp" or "udp"
+        v6: bool
+        raw_address: bytes  # in network order, 4 or 16 bytes
+
+        @property
+        def family(self) -> str: ...
+
+        def address(self) -> str: ...
+
+    class Unseen(NamedTuple):
+        """A listening socket no walk found an owner for. `full_at`: the time.monotonic()
+        of the last walk over every process; `until`: the start (seconds since boot) of the
+        youngest process walked since then."""
+
+        full_at: float
+        until: float
+
+else:
+    Listener = _named("Listener", "port proto family address pid argv", ((),))
+    Socket = _named(
+        "Socket", "inode port proto v6 raw_address",
+        family=property(_socket_family), address=_socket_address,
+    )  # fmt: skip
+    Unseen = _named("Unseen", "full_at until")
 
 
 def listening(port: int | None = None) -> dict[int, Socket]:
@@ -72,23 +150,26 @@ _DIAG_QUERIES = (
 
 
 def _diag_listening() -> dict[int, Socket]:
-    import socket
-    import struct
+    import _socket
+    import _struct
 
     found: dict[int, Socket] = {}
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 4) as nl:  # NETLINK_SOCK_DIAG
+    nl = _socket.socket(16, 2, 4)  # AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG
+    try:
         nl.settimeout(2.0)
         for seq, (family, protocol, states, proto, v6) in enumerate(_DIAG_QUERIES, 1):
-            request = struct.pack("=BBBBI48x", family, protocol, 0, 0, states)
-            header = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY,
-                                 _NLM_F_REQUEST_DUMP, seq, 0)  # fmt: skip
+            request = _struct.pack("=BBBBI48x", family, protocol, 0, 0, states)
+            header = _struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY,
+                                  _NLM_F_REQUEST_DUMP, seq, 0)  # fmt: skip
             nl.send(header + request)
             done = False
             while not done:
                 data = nl.recv(65536)
+                if not data:
+                    raise OSError("sock_diag: the dump ended without its last message")
                 at = 0
                 while at + 16 <= len(data):
-                    length, kind, _, got_seq, _ = struct.unpack_from("=IHHII", data, at)
+                    length, kind, _, got_seq, _ = _struct.unpack_from("=IHHII", data, at)
                     if length < 16:
                         raise OSError("sock_diag: malformed answer")
                     if kind == _NLMSG_ERROR:
@@ -97,12 +178,14 @@ def _diag_listening() -> dict[int, Socket]:
                         done = got_seq == seq or done
                     elif kind == _SOCK_DIAG_BY_FAMILY and length >= 16 + 72 and got_seq == seq:
                         body = at + 16
-                        sport, dport = struct.unpack_from(">HH", data, body + 4)
-                        inode = struct.unpack_from("=I", data, body + 68)[0]
+                        sport, dport = _struct.unpack_from(">HH", data, body + 4)
+                        inode = _struct.unpack_from("=I", data, body + 68)[0]
                         raw = data[body + 8 : body + (24 if v6 else 12)]
                         if sport and not dport:  # bound, and (UDP) without a peer
                             found[inode] = Socket(inode, sport, proto, v6, raw)
                     at += (length + 3) & ~3
+    finally:
+        nl.close()
     return found
 
 
@@ -135,7 +218,7 @@ def _proc_listening() -> dict[int, Socket]:
 
 def pids() -> list[str]:
     """Every pid folder of /proc, newest pid first: listeners are mostly young processes."""
-    return sorted((e for e in os.listdir("/proc") if e.isdigit()), key=int, reverse=True)
+    return sorted((e for e in posix.listdir("/proc") if e.isdigit()), key=int, reverse=True)
 
 
 def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tuple[int, str]]:
@@ -148,12 +231,12 @@ def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tup
             break
         folder = f"/proc/{pid}/fd"
         try:
-            fds = os.listdir(folder)
+            fds = posix.listdir(folder)
         except OSError:
             continue  # gone, or not ours to read
         for fd in fds:
             try:
-                inode = wanted.pop(os.readlink(f"{folder}/{fd}"), None)
+                inode = wanted.pop(posix.readlink(f"{folder}/{fd}"), None)
             except OSError:
                 continue
             if inode is not None:
@@ -174,15 +257,6 @@ MAX_OWNERS = 4096  # entries a file may hold; a longer one is not ours and is ig
 _MAX_OWNERS_BYTES = 64 * MAX_OWNERS
 
 
-class Unseen(NamedTuple):
-    """A listening socket no walk found an owner for. `full_at`: the time.monotonic() of the
-    last walk over every process; `until`: the start (seconds since boot) of the youngest
-    process walked since then."""
-
-    full_at: float
-    until: float
-
-
 Owner = tuple[int, str]  # pid and fd number of a process holding the socket
 
 
@@ -190,15 +264,15 @@ def read_owners(path: str, boot_id: str) -> dict[int, Owner | Unseen]:
     """The remembered owners in `path`; nothing when the file is missing, of another boot,
     too long or malformed anywhere (it is rewritten after the next walk)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NOFOLLOW)
     except OSError:
         return {}
     try:
-        raw = os.read(fd, _MAX_OWNERS_BYTES + 1)
+        raw = posix.read(fd, _MAX_OWNERS_BYTES + 1)
     except OSError:
         return {}
     finally:
-        os.close(fd)
+        posix.close(fd)
     lines = raw.decode("ascii", "replace").split("\n")
     if len(raw) > _MAX_OWNERS_BYTES or lines[0] != f"{_OWNERS_MAGIC} {boot_id}":
         return {}
@@ -232,18 +306,19 @@ def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) 
     # A name of its own per write: two writers (the daemon's refresh and a terminate in
     # another thread, or two processes) sharing one would truncate each other's file before
     # its rename, and the file would be left cut short.
-    temp = f"{path}.{os.getpid()}-{os.urandom(6).hex()}.tmp"
+    temp = f"{path}.{posix.getpid()}-{posix.urandom(6).hex()}.tmp"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        flags = posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW
+        fd = posix.open(temp, flags, 0o600)
         try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, ("\n".join(lines) + "\n").encode("ascii"))
+            posix.fchmod(fd, 0o600)
+            posix.write(fd, ("\n".join(lines) + "\n").encode("ascii"))
         finally:
-            os.close(fd)
-        os.replace(temp, path)
+            posix.close(fd)
+        posix.rename(temp, path)
     except OSError:
         try:
-            os.unlink(temp)
+            posix.unlink(temp)
         except OSError:
             pass
 
@@ -251,28 +326,28 @@ def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) 
 def holds(pid: int, fd: str, inode: int) -> bool:
     """Whether `pid`'s descriptor `fd` is still the socket `inode` (one readlink)."""
     try:
-        return os.readlink(f"/proc/{pid}/fd/{fd}") == f"socket:[{inode}]"
+        return posix.readlink(f"/proc/{pid}/fd/{fd}") == f"socket:[{inode}]"
     except OSError:
         return False
 
 
 def holder(port: int) -> Listener | None:
-    """The process listening on `port` (TCP or UDP, IPv4 or IPv6), if any."""
+    """The process listening on `port` (TCP or UDP, IPv4 or IPv6), if any, with its argv."""
     if not _LINUX:
         return _psutil_holder(port)
     sockets = listening(port)
     if not sockets:
         return None
     found = owners(sockets, pids())
-    pid = next(iter(found.values()))[0] if found else None
+    inode = next(iter(found)) if found else next(iter(sockets))
+    pid = found[inode][0] if found else None
+    sock = sockets[inode]
     argv: tuple[str, ...] = ()
     if pid is not None:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = tuple(p.decode("utf-8", "replace") for p in f.read().split(b"\0") if p)
-        except OSError:
-            argv = ()
-    return Listener(port, pid, argv)
+        from corral.lowlevel import procfs
+
+        argv = tuple(procfs.cmdline(pid) or ())
+    return Listener(port, sock.proto, sock.family, sock.address(), pid, argv)
 
 
 def _psutil_holder(port: int) -> Listener | None:
@@ -283,22 +358,24 @@ def _psutil_holder(port: int) -> Listener | None:
     except psutil.AccessDenied:
         return None
     for conn in conns:
-        if (
-            conn.laddr
-            and conn.laddr.port == port
-            and (conn.status == psutil.CONN_LISTEN or not conn.raddr)
-        ):
-            argv: tuple[str, ...] = ()
-            if conn.pid:
-                try:
-                    argv = tuple(psutil.Process(conn.pid).cmdline())
-                except (psutil.NoSuchProcess, psutil.AccessDenied):
-                    argv = ()
-            return Listener(port, conn.pid, argv)
+        if not conn.laddr or conn.laddr.port != port:
+            continue
+        tcp = conn.type == 1  # SOCK_STREAM: only a TCP socket in LISTEN listens
+        if (tcp and conn.status != psutil.CONN_LISTEN) or (not tcp and conn.raddr):
+            continue
+        argv: tuple[str, ...] = ()
+        if conn.pid:
+            try:
+                argv = tuple(psutil.Process(conn.pid).cmdline())
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                argv = ()
+        family = "ipv6" if conn.family == 10 or ":" in conn.laddr.ip else "ipv4"
+        proto = "tcp" if tcp else "udp"
+        return Listener(port, proto, family, conn.laddr.ip, conn.pid, argv)
     return None
 
 
-class LazyHolders(Mapping[int, Listener]):
+class LazyHolders:
     """A mapping port -> listener that looks a port up only when asked, once."""
 
     def __init__(self) -> None:

@@ -80,8 +80,7 @@ def rewritten_by_corral(command: str) -> bool:
     """The command already runs one of corral's programs (a line the hook rewrote)."""
     from corral.lowlevel import locations
 
-    programs = (locations.LAUNCHER, locations.SUPERVISOR, locations.TMUX_WRAPPER)
-    return any(program in command for program in programs)
+    return locations.runs_corral_program(command)
 
 
 def may_need_supervision(line: str, background: bool, extra: frozenset[str] = frozenset()) -> bool:

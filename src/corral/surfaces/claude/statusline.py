@@ -13,9 +13,10 @@ such job runs.
                   stdin, and its output follows ours unchanged
 
 Claude Code runs this on every update, so its start-up is a budget: it imports no module
-that `python -I -S` has not loaded already except `posix` ones, reads JSON with the C
-scanner and listening sockets over netlink (/proc/net/tcp costs milliseconds per read on
-some kernels). An internal error prints nothing of ours and one line in corral's log; the
+that `python -I -S` has not loaded already except `posix` ones and corral's floor, reads JSON
+with the C scanner, the jobs' processes from the kernel's children lists and listening
+sockets over netlink (lowlevel.sockets; /proc/net/tcp costs milliseconds per read on some
+kernels). An internal error prints nothing of ours and one line in corral's log; the
 user's status line still runs.
 """
 
@@ -56,15 +57,18 @@ def command(hint: str = "/procs", then: str | None = None) -> list[str]:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _read_all(fd: int) -> bytes:
+def _read_all(fd: int, size: int = 1 << 20) -> bytes:
+    """Everything left in `fd`; a file known to be shorter than `size` costs one read."""
     import posix
 
     chunks: list[bytes] = []
     while True:
-        chunk = posix.read(fd, 1 << 20)
+        chunk = posix.read(fd, size)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+        if len(chunk) < size < 1 << 20:
+            return b"".join(chunks)  # a regular file: a short read is its end
 
 
 def _read_file(path: str) -> bytes:
@@ -72,7 +76,7 @@ def _read_file(path: str) -> bytes:
 
     fd = posix.open(path, posix.O_RDONLY)
     try:
-        return _read_all(fd)
+        return _read_all(fd, 1 << 16)  # a ledger record (a regular file): one read
     finally:
         posix.close(fd)
 
@@ -122,41 +126,12 @@ def records(ledger: str) -> "list[dict[str, Any]]":
 # -- processes ----------------------------------------------------------------------------
 
 
-def process_table() -> dict[int, tuple[int, str]] | None:
-    """pid -> (ppid, start ticks as text) of every live Linux process; None without /proc."""
-    import posix
+def supervisor_alive(record: "dict[str, Any]") -> bool:
+    """The record's supervisor runs: same pid and start time (boot id and ticks)."""
+    from corral.lowlevel import procfs
 
-    try:
-        entries = posix.listdir("/proc")
-    except OSError:
-        return None
-    table = {}
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = _read_file(f"/proc/{entry}/stat")
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2 :].split(maxsplit=20)
-        if fields[0] != b"Z":
-            table[int(entry)] = (int(fields[1]), fields[19].decode())
-    return table
-
-
-def _boot_id() -> str:
-    try:
-        return _read_file("/proc/sys/kernel/random/boot_id").decode().strip()
-    except OSError:
-        return "noboot"
-
-
-def supervisor_alive(
-    record: "dict[str, Any]", table: dict[int, tuple[int, str]] | None, boot: str = ""
-) -> bool:
-    """The record's supervisor runs: same pid and start time (`boot` id and ticks)."""
     pid = record["pid"]
-    if table is None:  # no /proc (macOS): the pid alone, good enough for a display
+    if not procfs.LINUX:  # no /proc (macOS): the pid alone, good enough for a display
         import posix
 
         try:
@@ -166,128 +141,11 @@ def supervisor_alive(
         except PermissionError:
             return True
         return True
-    entry = table.get(pid)
-    if entry is None:
+    info = procfs.proc_stat(pid)
+    if info is None:
         return False
     started = record.get("started_at")
-    return not isinstance(started, str) or started == f"{boot or _boot_id()}:{entry[1]}"
-
-
-def children_of(table: dict[int, tuple[int, str]]) -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    return children
-
-
-def descendants(root: int, children: dict[int, list[int]]) -> list[int]:
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-# -- listening sockets --------------------------------------------------------------------
-
-_NLMSG_DONE, _NLMSG_ERROR, _SOCK_DIAG_BY_FAMILY = 3, 2, 20
-_TCP_LISTEN = 10
-
-
-def _diag_request(family: int, protocol: int, states: int) -> bytes:
-    import _struct
-
-    body = _struct.pack("=BBBBI", family, protocol, 0, 0, states) + bytes(48)
-    # nlmsghdr: length, type, flags NLM_F_REQUEST | NLM_F_DUMP, sequence, port id
-    return _struct.pack("=IHHII", 16 + len(body), _SOCK_DIAG_BY_FAMILY, 0x301, 1, 0) + body
-
-
-def listening_by_netlink() -> dict[int, int]:
-    """socket inode -> port of every TCP socket in LISTEN and UDP socket without a peer,
-    from the kernel's sock_diag netlink interface (what `ss -l` uses)."""
-    import _socket
-    import _struct
-
-    found: dict[int, int] = {}
-    sock = _socket.socket(16, 2, 4)  # AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG
-    try:
-        sock.settimeout(0.5)
-        for family in (2, 10):  # AF_INET, AF_INET6
-            for protocol, states in ((6, 1 << _TCP_LISTEN), (17, 0xFFFFFFFF)):
-                sock.send(_diag_request(family, protocol, states))
-                done = False
-                while not done:
-                    data = sock.recv(1 << 16)
-                    at = 0
-                    while at + 16 <= len(data):
-                        length, kind = _struct.unpack_from("=IH", data, at)
-                        if kind == _NLMSG_DONE:
-                            done = True
-                            break
-                        if kind == _NLMSG_ERROR or length < 16:
-                            raise OSError("sock_diag refused the request")
-                        # inet_diag_msg: family, state, timer, retrans, then the socket id
-                        # (sport, dport big-endian, ...); the inode sits at offset 68.
-                        sport, dport = _struct.unpack_from(">HH", data, at + 20)
-                        inode = _struct.unpack_from("=I", data, at + 16 + 68)[0]
-                        if protocol == 6 or dport == 0:
-                            found[inode] = sport
-                        at += (length + 3) & ~3
-                    if not data:
-                        done = True
-    finally:
-        sock.close()
-    return found
-
-
-def listening_by_proc() -> dict[int, int]:
-    """The same from /proc/net (slower on some kernels; used when netlink is refused)."""
-    found: dict[int, int] = {}
-    for table in ("tcp", "tcp6", "udp", "udp6"):
-        try:
-            lines = _read_file(f"/proc/net/{table}").decode().split("\n")[1:]
-        except OSError:
-            continue
-        for line in lines:
-            f = line.split()
-            if len(f) < 10:
-                continue
-            if table.startswith("tcp") and f[3] != "0A":
-                continue
-            if table.startswith("udp") and not f[2].endswith(":0000"):
-                continue
-            found[int(f[9])] = int(f[1].rpartition(":")[2], 16)
-    return found
-
-
-def listening() -> dict[int, int]:
-    try:
-        return listening_by_netlink()
-    except (OSError, ValueError):
-        return listening_by_proc()
-
-
-def ports_of(pids: list[int], sockets: dict[int, int]) -> set[int]:
-    """The ports `pids` listen on, from their open file descriptors."""
-    import posix
-
-    wanted = {f"socket:[{inode}]": port for inode, port in sockets.items()}
-    ports: set[int] = set()
-    for pid in pids:
-        folder = f"/proc/{pid}/fd"
-        try:
-            fds = posix.listdir(folder)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                port = wanted.get(posix.readlink(f"{folder}/{fd}"))
-            except OSError:
-                continue
-            if port is not None:
-                ports.add(port)
-    return ports
+    return not isinstance(started, str) or started == f"{procfs.boot_id()}:{info[2]}"
 
 
 # -- the band -----------------------------------------------------------------------------
@@ -295,32 +153,84 @@ def ports_of(pids: list[int], sockets: dict[int, int]) -> set[int]:
 
 def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     """The status line text for `folder` (None: no job runs there)."""
+    from corral.lowlevel import procfs
     from corral.lowlevel.record import STATES_FINAL
 
-    table = process_table()
-    boot = _boot_id() if table is not None else ""
     jobs = [
         r
         for r in records(ledger)
-        if r["state"] not in STATES_FINAL
-        and isinstance(r.get("cwd"), str)
-        and inside(r["cwd"], folder)
-        and supervisor_alive(r, table, boot)
+        if r["state"] not in STATES_FINAL and inside(r["cwd"], folder) and supervisor_alive(r)
     ]
     if not jobs:
         return None
-    ports = {r["port"] for r in jobs if isinstance(r.get("port"), int) and r["port"] > 0}
-    if table is not None:
-        sockets = listening()
-        if sockets:
-            children = children_of(table)
-            members = [pid for r in jobs for pid in descendants(r["pid"], children)]
-            ports |= ports_of(members, sockets)
+    ports = {r["port"] for r in jobs if r.get("port")}
+    if procfs.LINUX:
+        from corral.lowlevel import sockets
+
+        found = sockets.listening()
+        if found:
+            # the jobs' processes, from the kernel's children lists: no walk over /proc
+            members = [pid for r in jobs for pid in procfs.descendants(r["pid"])]
+            ports |= {found[inode].port for inode in sockets.owners(found, members)}
     parts = [f"⚙ {len(jobs)} running"]
     if ports:
         parts.append(" ".join(f":{p}" for p in sorted(ports)))
     parts.append(hint)
     return " · ".join(parts)
+
+
+# Claude Code runs the status line on every update, often several times a second while the
+# model works. A band is kept for CACHE_SECONDS and only while the ledger folder is unchanged
+# (every start, stop and end of a job renames a file there): a port that opens, or a
+# supervisor killed outright, shows at most that much later.
+CACHE_SECONDS = 1.0
+
+
+def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
+    """`band(folder, <home>/ledger, hint)`, from corral's cache when it is fresh."""
+    import posix
+    import time
+
+    ledger = f"{home}/ledger"
+    try:
+        stamp = str(posix.stat(ledger).st_mtime_ns)
+    except OSError:
+        return None  # no ledger: no job
+    cache = f"{home}/cache/statusline"
+    now = time.time()
+    try:
+        when, *key, kept = _read_file(cache).decode("utf-8", "surrogateescape").split("\0")
+        if key == [stamp, hint, folder] and 0 <= now - float(when) < CACHE_SECONDS:
+            return kept or None
+    except (OSError, ValueError):
+        pass
+    text = band(folder, ledger, hint)
+    _write_cache(cache, "\0".join([repr(now), stamp, hint, folder, text or ""]))
+    return text
+
+
+def _write_cache(path: str, content: str) -> None:
+    """Replace the cache file (0600, temp file and rename); best effort, never raises."""
+    import posix
+
+    folder = path.rpartition("/")[0]
+    temp = f"{path}.{posix.getpid()}.tmp"
+    try:
+        try:
+            posix.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        fd = posix.open(temp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
+        try:
+            posix.write(fd, content.encode("utf-8", "surrogateescape"))
+        finally:
+            posix.close(fd)
+        posix.rename(temp, path)
+    except (OSError, ValueError):  # ValueError: a folder name no file can hold
+        try:
+            posix.unlink(temp)
+        except OSError:
+            pass
 
 
 def _options(argv: list[str]) -> tuple[str, str | None]:
@@ -381,7 +291,7 @@ def main(argv: list[str]) -> int:
         from corral.surfaces.claude.hook import parse
 
         folder = session_folder(parse(data.decode("utf-8"))) if data.strip() else None
-        text = band(folder, f"{locations.home_dir()}/ledger", hint) if folder else None
+        text = cached_band(folder, locations.home_dir(), hint) if folder else None
     except BaseException as exc:  # noqa: BLE001 - a status line never fails loudly
         log(f"{type(exc).__name__}: {exc}")
         text = None
