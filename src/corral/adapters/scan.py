@@ -279,11 +279,14 @@ def take(
 ) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw.
 
-    `incremental` (Linux): only the processes `previous` did not see, and `reread`, are read;
-    the others still listed in /proc are carried over as `previous` saw them (their CPU and
-    memory as then; a pid reused between the two is not noticed, so take a whole one now and
-    then). The sockets are dumped again, and their owners proven as in every snapshot; with
-    `walk_only`, a socket no new process holds is looked for among those pids alone."""
+    `incremental` (Linux): only the processes `previous` did not see (a pid another process
+    took over has a new /proc inode), those it saw seconds after their start, and `reread`
+    are read; the others still listed in /proc are carried over as `previous` saw them: their
+    CPU and memory as then, a later exec or exit not seen until they are gone from /proc (so
+    take a whole one now and then). /proc is not even listed when the kernel's task count and
+    last pid have not moved. The sockets are dumped again and their owners proven as in every
+    snapshot; with `walk_only`, a socket no new process holds is looked for among those pids
+    alone."""
     taken = time.monotonic()
     read: frozenset[int] | None = None
     skipped: set[int] = set()
@@ -325,9 +328,21 @@ def take(
     return Snapshot(taken, procs, ports, cpu, read, frozenset(skipped), tasks, listed, settling)
 
 
+_OWN_PROC: bool | None = None
+
+
 def _tasks() -> str | None:
     """The kernel's count of tasks and the last pid it gave out (/proc/loadavg): the same two
-    numbers mean no task was created or reaped in between (pids are not reused that fast)."""
+    numbers mean no task was created or reaped in between. None when /proc is not our pid
+    namespace's (its last pid would be another namespace's)."""
+    global _OWN_PROC
+    if _OWN_PROC is None:
+        try:
+            _OWN_PROC = os.readlink("/proc/self") == str(os.getpid())
+        except OSError:
+            _OWN_PROC = False
+    if not _OWN_PROC:
+        return None
     try:
         fd = os.open("/proc/loadavg", os.O_RDONLY)
     except OSError:
@@ -338,8 +353,10 @@ def _tasks() -> str | None:
         return None
     finally:
         os.close(fd)
-    fields = raw.split()
-    return b" ".join(fields[3:5]).decode("ascii", "replace") if len(fields) >= 5 else None
+    fields = raw.split()  # load averages, running/total tasks, last pid
+    if len(fields) < 5 or b"/" not in fields[3]:
+        return None
+    return f"{fields[3].partition(b'/')[2].decode()} {fields[4].decode()}"
 
 
 def _listing() -> dict[str, int]:
