@@ -86,7 +86,8 @@ def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
         return []
     if decision.in_place:
         return [(decision.jobs[w.job], w.token) for w in decision.in_place]
-    assert decision.job_token is not None
+    if decision.job_token is None:  # a wrap always has its token
+        return []
     return [(job, decision.job_token) for job in decision.jobs]
 
 
