@@ -17,7 +17,8 @@ user's own prefix, which stays chained). Only a candidate string reaches `main()
   and cwd file are the same, and the record shows the model's command;
 - a trailing `server &` is rewritten inside the string as the hook used to rewrite it (the
   supervisor in detached mode, sent to the background), since a supervisor in the
-  foreground would hold the call until the server ends;
+  foreground would hold the call until the server ends; so is a server sent to the
+  background mid-line (`server & sleep 2; curl …`: only that command, in place);
 - a duplicate or a held port is refused before anything starts: the refusal on stderr,
   exit status 1 (the model reads it as the command's result);
 - anything else, and any internal error, runs the string as it came.
@@ -200,7 +201,9 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         return Plan(refusal=decision.refusal)
     if decision.action != "wrap" or decision.job_token is None:
         return Plan(as_it_came(string, chained, environ))
-    if decision.mode == "detached" and decision.rewritten:
+    if decision.mode in ("detached", "in-place") and decision.rewritten:
+        # `server &` (trailing, or mid-line: only that command rewritten, issue 17): the
+        # call itself returns as it would, the server lives on under its own supervisor
         inner = compose(decision.rewritten, found.head, found.cwd_file, found.style)
         return Plan(as_it_came(inner, chained, environ))
     spec = decision.jobs[0] if decision.jobs else None
