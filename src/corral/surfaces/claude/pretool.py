@@ -15,7 +15,7 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
-from corral.surfaces.claude import prefix
+from corral.surfaces.claude import notes
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
 
@@ -46,6 +46,12 @@ def context(decision: Decision) -> str:
     )
 
 
+def _agent_pid() -> int | None:
+    """The agent that runs the rewritten line: its reservation ends if the agent is gone."""
+    raw = os.environ.get("CLAUDE_PID", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
+
+
 def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> str | None:
     """The PreToolUse output for a candidate line, or None to let it run as written."""
     from corral.lowlevel import locations
@@ -59,7 +65,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
     settings = config.load()
-    if prefix.active(os.environ):
+    if notes.active(os.environ):
         return _refusal_only(payload, tool_input, cwd=cwd, settings=settings, home=home)
     mode = payload.get("permission_mode")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
@@ -67,7 +73,8 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
 
     def accept(decision: Decision) -> bool:
         """Reserve the job only when the user's rules let corral rewrite the line."""
-        assert decision.rewritten is not None
+        if decision.rewritten is None:  # a wrap always has its rewrite; nothing to reserve
+            return False
         mode_text = mode if isinstance(mode, str) else None
         verdicts.append(claude.permission(line, decision.rewritten, cwd, project, mode_text))
         return verdicts[-1] in REWRITES
@@ -79,6 +86,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
         wrapper=claude.wrapper(settings),
         extra_runners=config.extra_runners(settings),
         accept=accept,
+        holder=_agent_pid(),
     )
     verdict = verdicts[-1] if verdicts else "none"
     out: dict[str, Any] = {"hookEventName": "PreToolUse"}
@@ -117,7 +125,7 @@ def _refusal_only(
     background = tool_input.get("run_in_background") is True
     session = payload.get("session_id")
     if background and isinstance(session, str):
-        prefix.note_background(home, session, line)
+        notes.note_background(home, session, line)
     decision = admit(
         line,
         background=background,
