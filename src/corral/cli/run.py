@@ -24,7 +24,8 @@ from corral.errors import EXIT_FAILURE, CorralError, UsageError
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "corral run [-d [--ready SPEC] [--ready-timeout S]] [--name NAME] [--force] "
-        "[--session S] [--grace SECONDS] [--backend group|tmux] [--json] (-c LINE | -- CMD ...)"
+        "[--session S] [--grace SECONDS] [--backend group|tmux] [--allow-unsupervised] [--json] "
+        "(-c LINE | -- CMD ...)"
     )
     parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
     parser.add_argument(
@@ -63,6 +64,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="time between SIGTERM and SIGKILL when stopping (default 3)",
     )
     parser.add_argument("--json", action="store_true", help="with -d: print the job as JSON")
+    parser.add_argument(
+        "--allow-unsupervised",
+        action="store_true",
+        help="with -d: if corral cannot record the job (its ledger folder is full or "
+        "unwritable), run it untracked instead of starting nothing",
+    )
     parser.add_argument(
         "--backend",
         choices=("group", "tmux"),
@@ -111,8 +118,8 @@ def main(args: argparse.Namespace) -> int:
         options += ["--meta", f"job_cwd={admitted.job_cwd}"] if admitted.job_cwd else []
         options += ["--meta", f"name={args.name}"] if args.name else []
         argv = tmux_wrapper.wrapper_argv(line, token=admitted.token, options=options)
-        sys.stdout.flush()
-        os.execv(argv[0], argv)
+        _flush_stdout()
+        os.execve(argv[0], argv, runner.caller_environment())
     if not args.detached:
         argv = runner.supervisor_argv(
             line,
@@ -124,12 +131,13 @@ def main(args: argparse.Namespace) -> int:
             job_cwd=admitted.job_cwd,
             name=args.name,
         )
-        sys.stdout.flush()
-        os.execv(argv[0], argv)
+        _flush_stdout()
+        os.execve(argv[0], argv, runner.caller_environment())
     return _detached(line, args, session, backend)
 
 
 def _detached(line: str, args: argparse.Namespace, session: str | None, backend: str) -> int:
+    from corral.core.text import printable
     from corral.service import starting
     from corral.service.readiness import DEFAULT_TIMEOUT, parse_spec
 
@@ -147,14 +155,23 @@ def _detached(line: str, args: argparse.Namespace, session: str | None, backend:
         force=args.force,
         grace=args.grace,
         backend=backend,
+        fallback=args.allow_unsupervised,
     )
     if result.refusal is not None:
         return _refused(result.refusal, json_out=args.json)
     started = result.started
     if started is None:  # not refused, so started: the service promises one or the other
         raise CorralError("the job was neither started nor refused")
+    if started.error:
+        if args.json:
+            from corral.core.envelope import dumps
+
+            print(dumps(None, [started.error]))
+        else:
+            print(f"corral run: {printable(started.error)}", file=sys.stderr)
+        return EXIT_FAILURE
     if started.warning:
-        print(started.warning, file=sys.stderr)
+        print(printable(started.warning), file=sys.stderr)
     if args.json:
         from corral.core.envelope import dumps
 
@@ -182,6 +199,8 @@ def print_started(started: Any) -> None:
 
 def report_readiness(job_id: str, readiness: Any, log: Any) -> int:
     """`ready: URL` (exit 0), or why it is not ready and the last lines of its log (exit 1)."""
+    from corral.core.text import printable
+
     if readiness.ready:
         if readiness.url:
             print(f"ready: {readiness.url}")
@@ -196,16 +215,23 @@ def report_readiness(job_id: str, readiness: Any, log: Any) -> int:
         err.write(f"corral run: job {short} failed: {readiness.reason}\n")
     else:
         err.write(
-            f"corral run: job {short} is {readiness.reason} ({readiness.spec}); it is still "
-            f"running: `corral logs {short}`, `corral stop {short}`\n"
+            f"corral run: job {short} is {readiness.reason} ({printable(readiness.spec)}); it is "
+            f"still running: `corral logs {short}`, `corral stop {short}`\n"
         )
     if readiness.tail:
         err.write(f"last {len(readiness.tail)} line(s) of {log}:\n")
         for text in readiness.tail:
-            err.write(f"  {text}\n")
+            err.write(f"  {printable(text)}\n")
     else:
         err.write("it wrote nothing\n")
     return EXIT_FAILURE
+
+
+def _flush_stdout() -> None:
+    """Before exec: stdout may be closed (`corral run -c LINE >&-`), as bash allows; the
+    job then gets it closed too."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
 
 
 def _refused(refusal: str, *, json_out: bool) -> int:
@@ -215,5 +241,8 @@ def _refused(refusal: str, *, json_out: bool) -> int:
 
         print(dumps(None, [refusal]))
     else:
-        print(f"{refusal}\n(to start it anyway: corral run --force ...)", file=sys.stderr)
+        from corral.core.text import printable
+
+        print(printable(refusal), file=sys.stderr)
+        print("(to start it anyway: corral run --force ...)", file=sys.stderr)
     return EXIT_FAILURE

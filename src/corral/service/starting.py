@@ -22,7 +22,8 @@ class StartResult:
 
     @property
     def ok(self) -> bool:
-        return self.started is not None and (self.readiness is None or self.readiness.ready)
+        s = self.started
+        return s is not None and not s.error and (self.readiness is None or self.readiness.ready)
 
     def to_json(self) -> dict[str, Any]:
         s = self.started
@@ -35,6 +36,7 @@ class StartResult:
             "backend": s.backend if s else None,
             "tmux": s.tmux if s else None,
             "refusal": self.refusal,
+            "error": s.error if s else None,
             "ready": self.readiness.to_json() if self.readiness else None,
         }
 
@@ -56,10 +58,13 @@ def start(
     force: bool = False,
     grace: float | None = None,
     backend: str = "group",
+    fallback: bool = False,
 ) -> StartResult:
     """Admit `line` as the hook would (refused duplicates name what to reuse), start it
     detached in `cwd`, and wait until it is ready by `ready` (default: see default_spec).
-    A name must be free among the running jobs of `cwd`'s project (NameTaken otherwise)."""
+    A name must be free among the running jobs of `cwd`'s project (NameTaken otherwise).
+    A job corral cannot record is not started (`started.error` says why) unless `fallback`
+    lets it run untracked."""
     from corral.service import runner
     from corral.service.names import check_name, ensure_free
 
@@ -79,8 +84,9 @@ def start(
         port=admitted.port,
         job_cwd=admitted.job_cwd,
         name=name,
+        fallback=fallback,
     )
-    if not started.supervised:
+    if not started.supervised or started.error:
         return StartResult(started, name=name)
     spec = ready or default_spec(admitted.port)
     readiness = wait_ready(started.id, spec, timeout=ready_timeout, log=str(started.log))
