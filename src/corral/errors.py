@@ -4,7 +4,11 @@
     └── CorralError            an expected failure, shown as its message; exit 1
         ├── UsageError         the command's words are off; exit 2
         │   └── AmbiguousJob   an id prefix matches several jobs
-        ├── JobNotFound        no job has that id
+        ├── JobNotFound        no job has that id or name
+        ├── StorageError       corral's state folder cannot be read or written
+        ├── NameTaken          (service.names) a running job of the project has that name
+        ├── NoLog              (service.logs) the job's output went to a pipe or terminal
+        ├── CannotRestart      (service.restart) the exact line is not known any more
         ├── InstallError       (surfaces.claude.install) settings cannot be changed
         └── TmuxError          (adapters.tmux) tmux failed; TmuxUnavailable: none usable
     ValueError
