@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,22 @@ def test_start_up_loads_nothing_heavy(project: Path) -> None:
     # the launcher imports the status line from its cached bytecode instead of compiling it
     assert path.endswith("/run_statusline.py")
     assert "| corral.surfaces.claude.statusline" in result.stderr
+
+
+def test_a_band_is_kept_a_moment_while_the_ledger_is_unchanged(
+    project: Path, corral_home: Path
+) -> None:
+    start_job("sleep 60", cwd=project)
+    try:
+        assert run(status_json(project)).stdout == "⚙ 1 running · /procs\n"
+        cache = corral_home / "cache" / "statusline"
+        _, *key, text = cache.read_text().split("\0")
+        assert text == "⚙ 1 running · /procs" and key[2] == str(project)
+        cache.write_text("\0".join([repr(time.time()), *key, "kept"]))
+        assert run(status_json(project)).stdout == "kept\n"  # fresh: read, not measured
+        cache.write_text("\0".join([repr(time.time() - 1.5), *key, "kept"]))
+        assert run(status_json(project)).stdout == "⚙ 1 running · /procs\n"  # too old
+        cache.write_text("\0".join([repr(time.time()), *key, "kept"]))
+    finally:
+        corral("stop", "--all", check=True)
+    assert run(status_json(project)).stdout == ""  # the ledger changed: measured again

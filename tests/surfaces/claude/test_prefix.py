@@ -194,6 +194,17 @@ def test_a_trailing_ampersand_returns_at_once_and_the_job_is_detached(
     assert "terminated" in corral("stop", job["id"][:8]).stdout
 
 
+def test_a_command_sent_to_the_background_mid_line_is_rewritten_in_place(
+    pre: Prefix, corral_home: Path
+) -> None:
+    server = f"python3 -m http.server {free_port()} --bind 127.0.0.1"
+    result = pre.run(pre.string(f"{server} & echo started"))
+    assert result.returncode == 0 and result.stdout == "started\n"
+    [job] = wait_for(lambda: records(corral_home), 10, "the record")
+    assert job["command"] == server and alive(job["pid"])
+    assert "terminated" in corral("stop", job["id"][:8]).stdout
+
+
 def test_an_internal_error_runs_the_string_as_it_came(pre: Prefix, tmp_path: Path) -> None:
     unusable = tmp_path / "not-a-folder"
     unusable.write_text("")

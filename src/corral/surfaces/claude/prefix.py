@@ -15,9 +15,9 @@ user's own prefix, which stays chained). Only a candidate string reaches `main()
   PreToolUse hook left a note, `note_background`), runs whole under corral's supervisor in
   task mode: the job is exactly the string Claude Code built, so its output, exit status
   and cwd file are the same, and the record shows the model's command;
-- a trailing `server &` is rewritten inside the string as the hook used to rewrite it (the
-  supervisor in detached mode, sent to the background), since a supervisor in the
-  foreground would hold the call until the server ends;
+- a trailing `server &` (or a command sent to the background mid-line) is rewritten inside
+  the string as the hook used to rewrite it (a supervisor of its own, in the background),
+  since a supervisor in the foreground would hold the call until the server ends;
 - a duplicate or a held port is refused before anything starts: the refusal on stderr,
   exit status 1 (the model reads it as the command's result);
 - anything else, and any internal error, runs the string as it came.
@@ -28,17 +28,22 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import time
-from collections.abc import Mapping
 
-NAME = "corral-claude-prefix"
-PREFIX = "CLAUDE_CODE_SHELL_PREFIX"
-CHAINED = "CORRAL_CHAINED_SHELL_PREFIX"  # the user's own prefix, run after ours
-NOTE_SECONDS = 600.0  # a note older than this is stale (the call never ran)
+from corral.surfaces.claude.notes import (
+    CHAINED,
+    NAME,
+    PREFIX,
+    active,
+    note_background,
+    notes_dir,
+    take_note,
+)
+
+__all__ = ["CHAINED", "NAME", "PREFIX", "active", "note_background", "take_note"]
 _TAIL = "' < /dev/null && pwd -P >| /"
-# Separators of the hook's fast path (hook._SEPARATORS) plus whitespace and `/`, as one sh
-# bracket expression: a trigger word counts when one of these (or an end) surrounds it.
-_SH_SEP = r"""[[:space:]\;\|\&\<\>\(\)\'\"\`=/]"""
+# The hook's separators (hook._SEPARATORS) plus whitespace and `/` (a program's folder), as
+# the sh fast path's IFS: the words left are compared with the trigger words.
+_SH_IFS = " \t\n;|&<>()'\"`=/"
 
 
 def launcher(python: str, runner: str, words: frozenset[str], notes: str) -> str:
@@ -47,10 +52,9 @@ def launcher(python: str, runner: str, words: frozenset[str], notes: str) -> str
     prefix comes in CHAINED (set beside ours in the settings' env) and is taken out of the
     environment before anything runs."""
     q = shlex.quote
-    patterns = "|".join(f"*{_SH_SEP}{w}{_SH_SEP}*" for w in sorted(words))
-    # a lone `&` (not `&&`, `>&`, `&>`, `<&`, `|&`): something may go to the background
-    patterns += f"|*{_SH_SEP}python*|*[!\\&\\>\\<\\|]\\&[!\\&\\>]*"
-    return f"""#!/bin/sh
+    patterns = "|".join(q(w) for w in sorted(words)) + "|python*"
+    ifs = '"' + _SH_IFS.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") + '"'
+    return rf"""#!/bin/sh
 # corral's CLAUDE_CODE_SHELL_PREFIX, written by `corral install claude` (run it again after
 # moving or upgrading corral; `corral install claude --uninstall` takes it out). Claude Code
 # runs `<this> '<string>'` for every Bash call, hook, status line and MCP server start-up.
@@ -69,11 +73,25 @@ case $_corral_s in
 esac
 _corral_c=${{_corral_s#*"&& eval '"}}
 _corral_c=${{_corral_c%{q(_TAIL)}*}}
+_corral_go=
+# a lone `&` (not && >& &> <& |&): something may go to the background
 case " $_corral_c " in
-{patterns}) _corral_c= ;;
-*) for _corral_c in "$_corral_notes"/*; do [ -e "$_corral_c" ] && _corral_c=; break; done ;;
+*[!\&\>\<\|]\&[!\&\>]*) _corral_go=1 ;;
 esac
-if [ -z "$_corral_c" ]; then
+if [ -z "$_corral_go" ]; then
+  set -f
+  IFS={ifs}
+  for _corral_w in $_corral_c; do
+    case $_corral_w in
+    {patterns}) _corral_go=1; break ;;
+    esac
+  done
+  set +f
+fi
+if [ -z "$_corral_go" ]; then
+  for _corral_w in "$_corral_notes"/*; do [ -e "$_corral_w" ] && _corral_go=1; break; done
+fi
+if [ -n "$_corral_go" ]; then
   exec {q(python)} -I -S {q(runner)} "$_corral_next" "$_corral_s"
 fi
 if [ -n "$_corral_next" ]; then exec "$_corral_next" "$_corral_s"; fi
@@ -84,11 +102,6 @@ exec bash -c "$_corral_s"
 """
 
 
-def active(environ: Mapping[str, str]) -> bool:
-    """Claude Code runs its commands through corral's prefix (hooks see the variable)."""
-    return environ.get(PREFIX, "").rpartition("/")[2] == NAME
-
-
 def bash_shell(environ: dict[bytes, bytes]) -> str:
     """The shell Claude Code runs a Bash call with: $SHELL when it is bash or zsh."""
     shell = environ.get(b"SHELL", b"").decode("utf-8", "surrogateescape")
@@ -97,46 +110,6 @@ def bash_shell(environ: dict[bytes, bytes]) -> str:
     import shutil
 
     return shutil.which("bash") or "/bin/bash"
-
-
-def notes_dir(home: str) -> str:
-    return os.path.join(home, "prefix-notes")
-
-
-def _note_path(home: str, session: str, command: str) -> str:
-    from corral.lowlevel.redact import command_digest
-
-    return os.path.join(notes_dir(home), command_digest(f"{session}\0{command}")[:32])
-
-
-def note_background(home: str, session: str, command: str) -> None:
-    """Tell the prefix that this session's next `command` runs as a background task (the
-    PreToolUse hook sees `run_in_background`; the prefix does not)."""
-    path = _note_path(home, session, command)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(f"{time.time()}\n")
-
-
-def take_note(home: str, session: str, command: str) -> bool:
-    """True (once) when the hook noted `command` as a background task of `session`."""
-    path = _note_path(home, session, command)
-    found = False
-    try:
-        names = os.listdir(notes_dir(home))
-    except OSError:
-        return False
-    for name in names:  # this note, and any left by calls that never ran
-        note = os.path.join(notes_dir(home), name)
-        try:
-            with open(note, encoding="utf-8") as f:
-                fresh = time.time() - float(f.read().strip() or 0) < NOTE_SECONDS
-            if note == path or not fresh:
-                os.unlink(note)
-                found = found or (note == path and fresh)
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 class Plan:
@@ -200,7 +173,7 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         return Plan(refusal=decision.refusal)
     if decision.action != "wrap" or decision.job_token is None:
         return Plan(as_it_came(string, chained, environ))
-    if decision.mode == "detached" and decision.rewritten:
+    if decision.mode != "task" and decision.rewritten:  # `server &`, `a & b`: in the string
         inner = compose(decision.rewritten, found.head, found.cwd_file, found.style)
         return Plan(as_it_came(inner, chained, environ))
     spec = decision.jobs[0] if decision.jobs else None

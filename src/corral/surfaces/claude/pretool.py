@@ -15,7 +15,7 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
-from corral.surfaces.claude import prefix
+from corral.surfaces.claude import notes
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
 
@@ -65,7 +65,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
     settings = config.load()
-    if prefix.active(os.environ):
+    if notes.active(os.environ):
         return _refusal_only(payload, tool_input, cwd=cwd, settings=settings, home=home)
     mode = payload.get("permission_mode")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
@@ -125,7 +125,7 @@ def _refusal_only(
     background = tool_input.get("run_in_background") is True
     session = payload.get("session_id")
     if background and isinstance(session, str):
-        prefix.note_background(home, session, line)
+        notes.note_background(home, session, line)
     decision = admit(
         line,
         background=background,

@@ -179,6 +179,60 @@ def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     return " · ".join(parts)
 
 
+# Claude Code runs the status line on every update, often several times a second while the
+# model works. A band is kept for CACHE_SECONDS and only while the ledger folder is unchanged
+# (every start, stop and end of a job renames a file there): a port that opens, or a
+# supervisor killed outright, shows at most that much later.
+CACHE_SECONDS = 1.0
+
+
+def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
+    """`band(folder, <home>/ledger, hint)`, from corral's cache when it is fresh."""
+    import posix
+    import time
+
+    ledger = f"{home}/ledger"
+    try:
+        stamp = str(posix.stat(ledger).st_mtime_ns)
+    except OSError:
+        return None  # no ledger: no job
+    cache = f"{home}/cache/statusline"
+    now = time.time()
+    try:
+        when, *key, kept = _read_file(cache).decode("utf-8", "surrogateescape").split("\0")
+        if key == [stamp, hint, folder] and 0 <= now - float(when) < CACHE_SECONDS:
+            return kept or None
+    except (OSError, ValueError):
+        pass
+    text = band(folder, ledger, hint)
+    _write_cache(cache, "\0".join([repr(now), stamp, hint, folder, text or ""]))
+    return text
+
+
+def _write_cache(path: str, content: str) -> None:
+    """Replace the cache file (0600, temp file and rename); best effort, never raises."""
+    import posix
+
+    folder = path.rpartition("/")[0]
+    temp = f"{path}.{posix.getpid()}.tmp"
+    try:
+        try:
+            posix.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        fd = posix.open(temp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o600)
+        try:
+            posix.write(fd, content.encode("utf-8", "surrogateescape"))
+        finally:
+            posix.close(fd)
+        posix.rename(temp, path)
+    except (OSError, ValueError):  # ValueError: a folder name no file can hold
+        try:
+            posix.unlink(temp)
+        except OSError:
+            pass
+
+
 def _options(argv: list[str]) -> tuple[str, str | None]:
     hint, then = "/procs", None
     at = 0
@@ -237,7 +291,7 @@ def main(argv: list[str]) -> int:
         from corral.surfaces.claude.hook import parse
 
         folder = session_folder(parse(data.decode("utf-8"))) if data.strip() else None
-        text = band(folder, f"{locations.home_dir()}/ledger", hint) if folder else None
+        text = cached_band(folder, locations.home_dir(), hint) if folder else None
     except BaseException as exc:  # noqa: BLE001 - a status line never fails loudly
         log(f"{type(exc).__name__}: {exc}")
         text = None
