@@ -5,6 +5,8 @@
         ├── UsageError         the command's words are off; exit 2
         │   └── AmbiguousJob   an id prefix matches several jobs
         ├── JobNotFound        no job has that id
+        ├── StorageError       (also an OSError) the database or ledger folder is unusable:
+        │                      what failed, where, what to do
         ├── InstallError       (surfaces.claude.install) settings cannot be changed
         └── TmuxError          (adapters.tmux) tmux failed; TmuxUnavailable: none usable
     ValueError
