@@ -35,8 +35,8 @@ ALLOWED: dict[str, set[str]] = {  # a module of each layer may import from these
 }
 # Known edges that break the rule, each with its reason; the list may only shrink.
 EXEMPT = {
-    # `corral attach` still drives tmux itself (target selection moved to service.stopping,
-    # issue 10 item 3): the one adapter a CLI command is allowed.
+    # `corral attach` hands the terminal to tmux itself: a service call would only pass
+    # the pane through.
     ("corral.cli.attach", "corral.adapters.tmux"),
 }
 
