@@ -36,15 +36,20 @@ def test_own_identity_and_markers(monkeypatch: pytest.MonkeyPatch) -> None:
     argv = procfs.cmdline(me)
     assert argv and "python" in argv[0]
     child = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(30)"],
+        [sys.executable, "-c", "print(flush=True); import time; time.sleep(30)"],
         env={**os.environ, "CORRAL_JOB": "abc"},
+        stdout=subprocess.PIPE,
     )
     try:
+        assert child.stdout is not None
+        child.stdout.readline()  # it runs its own program now (before exec: our environment)
         assert procfs.environ_has(child.pid, "CORRAL_JOB", "abc") is True
         assert procfs.environ_has(child.pid, "CORRAL_JOB", "ab") is False
     finally:
         child.kill()
         child.wait()
+        assert child.stdout is not None
+        child.stdout.close()
     assert procfs.started_at(child.pid) is None and procfs.cmdline(child.pid) is None
     assert procfs.children(child.pid) is None and procfs.descendants(child.pid) == []
 
