@@ -4,7 +4,9 @@ targets (issue 4). Runs are interleaved with the baseline so that load hits both
     .venv/bin/python -m bench.bench_hook [--runs N]
 
 - a line decided without the grammar: ≤ 1.5 times `python -I -S -c pass` measured in the same run;
-- a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms.
+- a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms;
+- a foreground line that sends a server to the background mid-line, rewritten in place
+  (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line.
 Nothing here asserts.
 """
 
@@ -55,22 +57,31 @@ def main() -> int:
         baseline_argv = [sys.executable, "-I", "-S", "-c", "pass"]
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)
-        base, fast, wrapped = [], [], []
+        base, fast, wrapped, midline = [], [], [], []
+        midline_line = "npm run dev & sleep 2; curl -s localhost:5173"
         for i in range(args.runs):
             base.append(_time(baseline_argv, b"", env)[0])
             fast.append(_time(argv, plain, env)[0])
             folder = Path(tmp) / f"p{i}"
             folder.mkdir()
+            Path(str(folder) + "m").mkdir()
             ms, out = _time(argv, _payload("npm run dev", str(folder), background=True), env)
             if b"updatedInput" not in out:
                 print(f"the wrapped line was not rewritten: {out!r}", file=sys.stderr)
                 return 1
             wrapped.append(ms)
-        b, f, w = (statistics.median(x) for x in (base, fast, wrapped))
+            ms, out = _time(argv, _payload(midline_line, str(folder) + "m"), env)
+            if b"--async" not in out:
+                print(f"the mid-line server was not rewritten in place: {out!r}", file=sys.stderr)
+                return 1
+            midline.append(ms)
+        b, f, w, m = (statistics.median(x) for x in (base, fast, wrapped, midline))
         row("python -I -S -c pass, p50 (baseline)", b, None, "ms")
         row("hook, line decided without the grammar, p50", f, None, "ms")
         row("  as a multiple of the baseline", f / b, 1.5, "x")
         row("hook, wrapped line (`npm run dev`, background), p50", w, 80, "ms")
+        row("hook, mid-line `npm run dev & sleep 2; curl …` in place, p50", m, 80, "ms")
+        row("  as a multiple of the wrapped line", m / w, 1.0, "x")
     return 0
 
 

@@ -61,9 +61,16 @@ def _new_home(tmp_path: Path) -> tuple[Path, bool]:
 
 
 @pytest.fixture(autouse=True)
-def corral_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def corral_home(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     home, outside = _new_home(tmp_path)
     monkeypatch.setenv("CORRAL_HOME", str(home))
+    # Commands run from a folder of the test's own: `corral ls` lists the unsupervised
+    # processes of agent sessions in the project it runs in, and a suite run from an agent's
+    # shell in the repository has those (its own workers) there.
+    # (Not tmp_path itself: tests tell processes working in tmp_path from the others.)
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     monkeypatch.delenv("CORRAL_SESSION", raising=False)
     monkeypatch.delenv("CORRAL_JOB", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)

@@ -1,4 +1,21 @@
-"""corral's errors. Each message says what to do next; exit codes are a contract."""
+"""corral's errors. Each message says what to do next; exit codes are a contract.
+
+    Exception
+    └── CorralError            an expected failure, shown as its message; exit 1
+        ├── UsageError         the command's words are off; exit 2
+        │   └── AmbiguousJob   an id prefix matches several jobs
+        ├── JobNotFound        no job has that id
+        ├── InstallError       (surfaces.claude.install) settings cannot be changed
+        └── TmuxError          (adapters.tmux) tmux failed; TmuxUnavailable: none usable
+    ValueError
+    └── IllegalTransition      (core.outcomes) a job state moved where the table forbids:
+                               a bug in whoever reported it, never shown as a refusal
+
+Surfaces turn a CorralError into their answer (the CLI: `corral CMD: message` and its exit
+code; HTTP: an error envelope). The Claude Code hook fails open instead: any error of its own
+means exit 0, no output, one log line. OS errors become these (or a listing's warnings) at
+the one chokepoint of each facility.
+"""
 
 from __future__ import annotations
 

@@ -7,12 +7,39 @@ from pathlib import Path
 from tests.helpers import corral
 
 
-def test_a_job_sent_to_the_background_mid_line_is_said_to_run_as_written(tmp_path: Path) -> None:
+def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path: Path) -> None:
     out = corral("explain", "--", "npm run dev & sleep 1; echo hi", cwd=tmp_path).stdout
-    assert out.startswith("untouched: it runs as written")
-    assert "only when `&` ends the line" in out
-    assert "no long-running job" not in out  # it has one: it is listed below
-    assert "job: npm run dev" in out
+    assert out.startswith("supervised in place: each long runner"), out
+    rows = out.splitlines()
+    shell = rows[rows.index("The agent's shell runs:") + 1]
+    assert shell.endswith(" -- 'npm run dev' & sleep 1; echo hi"), shell
+    assert " --detached " in shell and " --async -- 'npm run dev' " in shell
+    job = next(r for r in rows if r.startswith("  job: "))
+    assert job.startswith(f"  job: npm run dev  (in {tmp_path}, identity ")
+    rewritten = next(r for r in rows if r.startswith("    rewritten in place: "))
+    assert rewritten.endswith("-- 'npm run dev'")
+
+
+def test_each_rewritten_command_shows_its_identity_folder_and_port(tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    line = "cd web && vite --port 5999 & python3 -m http.server 8999 & wait"
+    out = corral("explain", "--", line, cwd=tmp_path).stdout
+    jobs = [r for r in out.splitlines() if r.startswith("  job: ")]
+    assert jobs[0].startswith(f"  job: vite --port 5999  (in {tmp_path}/web, port 5999, identity ")
+    assert jobs[1].startswith(f"  job: python3 -m http.server 8999  (in {tmp_path}, port 8999, ")
+    assert out.count("    rewritten in place: ") == 2
+
+
+def test_a_job_that_cannot_be_moved_exactly_says_which_construct(tmp_path: Path) -> None:
+    out = corral("explain", "--", "vite --port $P & sleep 1", cwd=tmp_path).stdout
+    assert out.startswith("untouched: it runs as written; corral cannot move the job"), out
+    assert "    runs as written: it uses a variable (`$P`) a new shell may not have\n" in out
+
+
+def test_a_plain_job_sent_to_the_background_mid_line_is_only_checked(tmp_path: Path) -> None:
+    out = corral("explain", "--", "sleep 5 & vite", cwd=tmp_path).stdout
+    assert out.startswith("untouched: it runs as written (corral supervises a job"), out
+    assert "job: vite" in out
 
 
 def test_a_plain_line_has_no_job(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def test_explain_json_keys(tmp_path: Path) -> None:
     data = explain("--cwd", str(tmp_path), "--", "npm run dev")
     assert set(data) == {"readable", "reason", "action", "mode", "rewritten", "refusal", "jobs"}
     assert data["action"] == "wrap" and data["mode"] == "task"
-    assert set(data["jobs"][0]) == {"display", "identity", "cwd", "port"}
+    assert set(data["jobs"][0]) == {"display", "identity", "cwd", "port", "rewritten", "note"}
     unreadable = explain("--", "npm run dev &&")
     assert unreadable["readable"] is False and unreadable["rewritten"] is None
     assert corral("explain").returncode == 2
@@ -105,3 +105,50 @@ def test_reservation_expires_when_no_supervisor_checks_in(
         data["at"] -= 16
         path.write_text(json.dumps(data))
     assert admit("npm run dev", background=False, cwd=str(tmp_path)).action == "wrap"
+
+
+def test_a_reservation_ends_when_the_process_that_took_it_is_gone(tmp_path: Path) -> None:
+    holder = subprocess.Popen(["sleep", "300"])
+    try:
+        first = admit("npm run dev", background=False, cwd=str(tmp_path), holder=holder.pid)
+        assert first.action == "wrap"
+        again = admit("npm run dev", background=False, cwd=str(tmp_path))
+        assert again.action == "refuse" and again.refusal is not None
+        assert again.refusal.startswith("corral refused: ")
+        assert first.job_token is not None and first.job_token[:8] in again.refusal
+    finally:
+        holder.kill()
+        holder.wait()
+    # its line never ran: the next start is not refused for the rest of the 15 s
+    assert admit("npm run dev", background=False, cwd=str(tmp_path)).action == "wrap"
+
+
+def test_a_reservation_ends_at_once_on_clean_and_stop(tmp_path: Path) -> None:
+    def start() -> str:
+        return admit("npm run dev", background=False, cwd=str(tmp_path)).action
+
+    assert start() == "wrap"  # no process holds it (a hook without CLAUDE_PID)
+    corral("clean", check=True)
+    assert start() == "wrap"
+    corral("stop", "--all", check=True)
+    assert start() == "wrap"
+    corral("clean", check=True)
+    holder = subprocess.Popen(["sleep", "300"])
+    try:  # a start in progress (its starter runs) keeps its reservation
+        cwd = str(tmp_path)
+        assert admit("npm run dev", background=False, cwd=cwd, holder=holder.pid).action == "wrap"
+        corral("clean", check=True)
+        assert start() == "refuse"
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_two_lines_on_one_port_started_together_one_wins(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    line = "python3 -m http.server 18765"
+    assert admit(line, background=False, cwd=str(tmp_path / "a")).action == "wrap"
+    other = admit(line, background=False, cwd=str(tmp_path / "b"))
+    assert other.action == "refuse" and other.refusal is not None
+    assert other.refusal.startswith("corral refused: ") and "18765" in other.refusal

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from corral.adapters.identity import identity_of
 from corral.store import db
@@ -71,7 +74,7 @@ def test_killed_supervisor_leftovers_are_stopped_one_by_one(corral_home: Path) -
     os.kill(job["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(job["pid"]), what="supervisor death")
     listed = corral_json("ls")["data"]
-    assert listed[0]["state"] == "running" and "supervisor gone" in listed[0]["note"]
+    assert listed[0]["state"] == "unsupervised" and "supervisor gone" in listed[0]["note"]
     out = corral_json("stop", job["id"])
     results = [t["result"] for t in out["data"][0]["targets"]]
     assert results[0] == "already_exited"  # the supervisor
@@ -153,3 +156,26 @@ def test_ids_resolve_by_prefix_and_errors_are_clear(corral_home: Path) -> None:
     assert corral("stop").returncode == 2
     assert corral("stop", "abcd", "--all").returncode == 2
     assert corral("nonsense").returncode == 2
+
+
+def test_non_positive_pid_is_a_usage_error_and_nothing_is_audited(corral_home: Path) -> None:
+    for pid in ("0", "-1", "-42"):
+        result = corral("stop", "--pid", pid, "--started-at", "x:1")
+        assert result.returncode == 2, (pid, result)
+        assert "--pid" in result.stderr and result.stdout == ""
+    assert db.audit_events() == []
+
+
+def test_a_job_stop_that_cannot_be_audited_says_so_and_logs_it(
+    corral_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from corral.adapters.ledger import read_all
+    from corral.service.jobs import stop_records
+
+    job = start_job("sleep 300")
+    (corral_home / "corral.sqlite3").mkdir()  # the database cannot be opened
+    with caplog.at_level(logging.WARNING):
+        outcomes, errors = stop_records(read_all().records)
+    assert [o.ok for o in outcomes] == [True] and not alive(job["pid"])
+    assert errors and "could not be audited" in errors[0]
+    assert any("not audited" in r.getMessage() for r in caplog.records)

@@ -21,7 +21,7 @@ import pytest
 
 from corral.adapters.identity import identity_of
 from corral.store import db
-from tests.helpers import alive, corral, wait_for
+from tests.helpers import alive, corral, start_job, wait_for
 
 # A session's processes are found by their marker machine-wide (listing and "terminate all"
 # alike): ids unique to this run, so that two suites side by side never see or stop each
@@ -82,6 +82,17 @@ def test_health_socket_mode_and_ensure_is_idempotent(
     assert health["status"] == "ok" and health["pid"] == daemon
     assert _ensure() == daemon
     assert corral("daemon").returncode == 0  # a second foreground daemon steps aside
+
+
+def test_session_processes_lists_jobs_and_unsupervised_processes_with_attribution(
+    client: httpx.Client, marked: subprocess.Popen[bytes]
+) -> None:
+    job = start_job("sleep 300", "--session", SESSION)
+    got = data(client.get(f"/api/sessions/{SESSION}/processes"))
+    assert [(j["id"], j["attribution"]) for j in got["jobs"]] == [(job["id"], "supervised")]
+    rows = {(p["pid"], p["attribution"]) for p in got["processes"]}
+    assert (marked.pid, "env") in rows and (job["pid"], "supervised") in rows
+    corral("stop", job["id"], check=True)
 
 
 def test_session_processes_lists_env_rows_without_environments(

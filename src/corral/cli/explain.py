@@ -55,19 +55,36 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if data["action"] == "refuse":
         out.write(f"refused: {data['refusal']}\n")
+    elif data["action"] == "wrap" and data["mode"] == "in-place":
+        out.write(
+            "supervised in place: each long runner the line sends to the background runs\n"
+            "under a supervisor of its own; every other byte of the line runs as written.\n"
+            f"The agent's shell runs:\n  {data['rewritten']}\n"
+        )
     elif data["action"] == "wrap":
         out.write(
             f"supervised ({data['mode']} mode). The agent's shell runs:\n  {data['rewritten']}\n"
+        )
+    elif any(job["note"] for job in data["jobs"]):
+        out.write(
+            "untouched: it runs as written; corral cannot move the job it sends to the\n"
+            "background under a supervisor exactly (see below). No job below duplicates a\n"
+            "running one.\n"
         )
     elif data["jobs"]:
         # `a & b`: corral wraps a line whose `&` ends it; here the jobs were only checked
         out.write(
             "untouched: it runs as written (corral supervises a job sent to the background\n"
-            "only when `&` ends the line); no job below duplicates a running one.\n"
+            "only when `&` ends the line, or a long runner sent there mid-line); no job\n"
+            "below duplicates a running one.\n"
         )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
     for job in data["jobs"]:
         port = f", port {job['port']}" if job["port"] else ""
-        out.write(f"  job: {job['display']}  (in {job['cwd']}{port})\n")
+        out.write(f"  job: {job['display']}  (in {job['cwd']}{port}, identity {job['identity']})\n")
+        if job["rewritten"]:
+            out.write(f"    rewritten in place: {job['rewritten']}\n")
+        elif job["note"]:
+            out.write(f"    runs as written: {job['note']}\n")
     return 0

@@ -11,15 +11,23 @@ from corral.errors import UsageError
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
-        "corral install claude [--scope user|project] [--uninstall] "
-        "[--statusline-only | --no-statusline] | corral install claude --paths"
+        "corral install claude [--scope user|project|local] [--uninstall] "
+        "[--statusline-only | --prefix-only | --no-statusline] [--no-shell-prefix] | "
+        "corral install claude --paths"
     )
     parser.add_argument("agent", choices=["claude"], help="the agent to install into")
     parser.add_argument(
         "--scope",
-        choices=["user", "project"],
+        choices=["user", "project", "local"],
         default="user",
-        help="~/.claude/settings.json (user, default) or ./.claude/settings.json (project)",
+        help="~/.claude/settings.json (user, default), ./.claude/settings.json (project) or "
+        "./.claude/settings.local.json (local)",
+    )
+    parser.add_argument(
+        "--no-shell-prefix",
+        action="store_true",
+        help="no CLAUDE_CODE_SHELL_PREFIX: the hook rewrites lines instead (it cannot in auto "
+        "mode, where Claude Code's classifier decides)",
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--uninstall", action="store_true", help="remove what install added")
@@ -27,6 +35,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--statusline-only",
         action="store_true",
         help="only the status line (for plugin users: plugins cannot set one)",
+    )
+    what.add_argument(
+        "--prefix-only",
+        action="store_true",
+        help="only the shell prefix in the settings' env (for plugin users: plugins cannot "
+        "set env)",
     )
     what.add_argument("--no-statusline", action="store_true", help="hooks and /procs only")
     what.add_argument(
@@ -59,6 +73,8 @@ def main(args: argparse.Namespace) -> int:
             home,
             statusline_only=args.statusline_only,
             with_statusline=not args.no_statusline,
+            with_prefix=not args.no_shell_prefix,
+            prefix_only=args.prefix_only,
         )
         done = "installed corral into" if report.changed else "already installed in"
     print(f"{done} {report.settings}")

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from corral.cli.human import human_age, human_bytes, short_path
+from corral.core.outcomes import LIVE_STATES
 from corral.service.jobs import JobView
 
 
@@ -42,15 +43,15 @@ def render(jobs: list[JobView]) -> None:
             state,
             " ".join(f":{p}" for p in job.ports) or "-",
             human_age(job.age_seconds),
-            str(job.processes) if job.state in ("running", "stopping") else "-",
-            f"{job.cpu_percent:.1f}%" if job.state in ("running", "stopping") else "-",
+            str(job.processes) if job.state in LIVE_STATES else "-",
+            f"{job.cpu_percent:.1f}%" if job.state in LIVE_STATES else "-",
             human_bytes(job.rss_bytes) if job.rss_bytes else "-",
             short_path(job.cwd),
             job.command,
         )
     console.print(table)
     for job in jobs:
-        if job.tmux and job.state in ("running", "stopping"):
+        if job.tmux and job.state in LIVE_STATES:
             session, _, window = job.tmux.partition(":")
             text = f"{job.id[:8]}: tmux attach -t {session}  (window {window})"
             console.print(text, markup=False, highlight=False)
@@ -63,15 +64,23 @@ def main(args: argparse.Namespace) -> int:
         from corral.cli.session import list_orphans
 
         return list_orphans(args)
-    from corral.service.jobs import list_jobs
+    from corral.service.listing import list_rows
+    from corral.service.sessions import project_root
 
-    listing = list_jobs(include_finished=args.all, session=args.session)
-    for warning in listing.warnings:
+    project = None if args.session else project_root()
+    rows = list_rows(session=args.session, project=project, include_finished=args.all)
+    for warning in rows.warnings:
         sys.stderr.write(f"corral ls: warning: {warning}\n")
     if args.json:
         from corral.core.envelope import dumps
 
-        print(dumps([j.to_json() for j in listing.jobs], listing.warnings))
-    else:
-        render(listing.jobs)
+        print(dumps(rows.to_json(), rows.warnings))
+        return 0
+    render(rows.jobs)
+    if rows.processes:
+        from corral.cli.session import render_processes
+
+        where = f"session {args.session}" if args.session else "agent sessions in this project"
+        print(f"\nNot supervised ({where}; `corral stop --pid PID --started-at T` stops one):")
+        render_processes(rows.processes, "")
     return 0

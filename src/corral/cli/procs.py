@@ -96,7 +96,7 @@ def render(view: Overview) -> str:
         out += ["", f"Jobs of earlier sessions in {short_path(view.project)}:"]
         out += [f"  {line}" for line in _job_lines(view.earlier)]
     if view.others:
-        out += ["", f"Jobs of other live sessions in {short_path(view.project)}:"]
+        out += ["", f"Other jobs in {short_path(view.project)} (live sessions, or none):"]
         out += [f"  {line}" for line in _job_lines(view.others)]
     if view.loose:
         out += ["", "Not supervised (Claude ran them in the background, or left over):"]
@@ -125,18 +125,16 @@ def render(view: Overview) -> str:
     return "\n".join(out)
 
 
-def _stop(records: list[Any], args: argparse.Namespace, nothing: str) -> int:
+def _render_stop(done: Any, args: argparse.Namespace) -> int:
     from corral.cli.stop import report
-    from corral.service import jobs
 
-    outcomes, errors = jobs.stop_records(records, surface="claude") if records else ([], [])
     if args.json:
         from corral.core.envelope import dumps
 
-        print(dumps([o.to_json() for o in outcomes], errors))
+        print(dumps([o.to_json() for o in done.outcomes], done.errors))
     else:
-        report(outcomes, errors, nothing=nothing)
-    return 0 if all(o.ok for o in outcomes) and not errors else EXIT_FAILURE
+        report(done.outcomes, done.errors, nothing=done.nothing)
+    return 0 if done.ok else EXIT_FAILURE
 
 
 def main(args: argparse.Namespace) -> int:
@@ -150,9 +148,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from corral.adapters import ledger
-    from corral.service import jobs
-
     words = " ".join(args.words).split()
     session = current_session(args.session)
     folder = Path(args.cwd or os.getcwd())
@@ -175,15 +170,13 @@ def _main(args: argparse.Namespace) -> int:
         from corral.cli.clean import main as clean_main
 
         return clean_main(args)
-    records = ledger.read_all().records
+    from corral.service import stopping
+
     if action == "stop":
-        return _stop([jobs.resolve(rest[0], records)], args, "nothing to stop")
+        return _render_stop(stopping.stop(rest, surface="claude"), args)
     if action == "stop-all":
         if session is None:
             raise UsageError("no session: run it from Claude Code, or pass --session")
-        mine = [r for r in records if not r.final and r.session == session]
-        return _stop(mine, args, "this session has no running jobs")
-    view = overview(session, folder)
-    earlier = {j.id for j in view.earlier if j.state in ("running", "stopping")}
-    chosen = [r for r in records if r.id in earlier]
-    return _stop(chosen, args, "no jobs of earlier sessions are running in this project")
+        done = stopping.stop(every=True, session=session, surface="claude")
+        return _render_stop(done._replace(nothing="this session has no running jobs"), args)
+    return _render_stop(stopping.stop_earlier(session, folder), args)

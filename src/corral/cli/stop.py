@@ -19,38 +19,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from corral.adapters import ledger
-    from corral.service import jobs
+    from corral.service import stopping
 
-    chosen = sum([bool(args.ids), args.all, args.pid is not None])
-    if chosen != 1:
-        raise UsageError("name jobs by ID, or use --all, or --pid with --started-at")
-    if args.session and not args.all:
-        raise UsageError("--session goes with --all")
-    if (args.pid is None) != (args.started_at is None):
-        raise UsageError("--pid and --started-at go together")
-    if args.pid is not None:
-        from corral.service import sessions
-
-        outcomes, errors = sessions.stop_identity(args.pid, args.started_at)
+    if args.pid is not None or args.started_at is not None:
+        if args.ids or args.all or args.session:
+            raise UsageError("--pid and --started-at name one process: no ID, --all or --session")
+        if args.pid is None or args.started_at is None:
+            raise UsageError("--pid and --started-at go together")
+        done = stopping.stop_identity(args.pid, args.started_at)
     else:
-        records = ledger.read_all().records
-        if args.all:
-            targets = [
-                r
-                for r in records
-                if not r.final and (args.session is None or r.session == args.session)
-            ]
-        else:
-            targets = [jobs.resolve(ref, records) for ref in dict.fromkeys(args.ids)]
-        outcomes, errors = jobs.stop_records(targets)
+        done = stopping.stop(args.ids, every=args.all, session=args.session)
     if args.json:
         from corral.core.envelope import dumps
 
-        print(dumps([o.to_json() for o in outcomes], errors))
+        print(dumps([o.to_json() for o in done.outcomes], done.errors))
     else:
-        report(outcomes, errors, nothing="no running jobs" if args.all else "nothing to stop")
-    return 0 if all(o.ok for o in outcomes) and not errors else EXIT_FAILURE
+        report(done.outcomes, done.errors, nothing=done.nothing)
+    return 0 if done.ok else EXIT_FAILURE
 
 
 def report(outcomes: list[StopOutcome], errors: list[str], nothing: str) -> None:

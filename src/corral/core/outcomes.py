@@ -22,10 +22,13 @@ class StopResult(enum.StrEnum):
 
 
 class JobState(enum.StrEnum):
-    """A job's state as the ledger records it (the values are lowlevel.record's)."""
+    """A job's state. The ledger records running, stopping and the three final ones (the
+    values are lowlevel.record's); `unsupervised` is observed, never recorded: the supervisor
+    died (SIGKILL) while processes of the job still run."""
 
     RUNNING = record.RUNNING
     STOPPING = record.STOPPING
+    UNSUPERVISED = "unsupervised"
     STOPPED = record.STOPPED
     EXITED = record.EXITED
     KILLED = record.KILLED
@@ -34,11 +37,24 @@ class JobState(enum.StrEnum):
     def final(self) -> bool:
         return self.value in record.STATES_FINAL
 
+    @property
+    def live(self) -> bool:
+        """Processes of the job still run (supervised or not)."""
+        return not self.final
+
+
+LIVE_STATES = frozenset(s.value for s in JobState if s.live)
+
 
 # The moves a job's state may make; anything else is a bug in whoever reported it.
 TRANSITIONS: dict[JobState, frozenset[JobState]] = {
-    JobState.RUNNING: frozenset({JobState.STOPPING, JobState.EXITED, JobState.KILLED}),
-    JobState.STOPPING: frozenset({JobState.STOPPED, JobState.KILLED, JobState.EXITED}),
+    JobState.RUNNING: frozenset(
+        {JobState.STOPPING, JobState.EXITED, JobState.KILLED, JobState.UNSUPERVISED}
+    ),
+    JobState.STOPPING: frozenset(
+        {JobState.STOPPED, JobState.KILLED, JobState.EXITED, JobState.UNSUPERVISED}
+    ),
+    JobState.UNSUPERVISED: frozenset({JobState.STOPPED, JobState.KILLED}),
     JobState.STOPPED: frozenset(),
     JobState.EXITED: frozenset(),
     JobState.KILLED: frozenset(),

@@ -10,12 +10,14 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from corral import paths
-from corral.adapters import ledger
-from corral.adapters.identity import environ_has
-from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide
+from corral.adapters import ledger, members
+from corral.adapters.identity import environ_has, started_at
+from corral.core.shell import messages
+from corral.core.shell.jobs import JobSpec
+from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide, reservations
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.redact import command_digest, display_command
 
@@ -29,26 +31,56 @@ def job_folder(record: ledger.JobRecord) -> str:
     return where if isinstance(where, str) and where.startswith("/") else record.cwd
 
 
-def live_jobs() -> list[LiveJob]:
-    """Running jobs from the ledger whose supervisor is still the recorded process."""
+def _key_of(record: ledger.JobRecord) -> members.JobKey:
+    return members.JobKey(record.id, record.pid, record.pgid, record.started_at)
+
+
+def live_jobs(records: Sequence[ledger.JobRecord] | None = None) -> list[LiveJob]:
+    """Running jobs from the ledger (`records`, default: read now): those whose supervisor is
+    still the recorded process, and those whose supervisor died while processes of the job
+    still run (unsupervised: a second copy would collide with them just the same)."""
     now = time.time()
-    jobs = []
-    for record in ledger.read_all().records:
-        if record.final or not ledger.supervisor_alive(record):
+    alive: list[ledger.JobRecord] = []
+    orphaned: list[ledger.JobRecord] = []
+    for record in ledger.read_all().records if records is None else records:
+        if record.final:
             continue
-        ports: tuple[int, ...] = (record.port,) if record.port else ()
-        jobs.append(
-            LiveJob(
-                id=record.id,
-                pid=record.pid,
-                identity=record.identity,
-                cwd=job_folder(record),
-                ports=ports,
-                age_seconds=max(0.0, now - record.created_at),
-                command=record.command,
-            )
+        (alive if ledger.supervisor_alive(record) else orphaned).append(record)
+    if orphaned:  # rare (a supervisor was SIGKILLed): only then is the process table read
+        left = members.find([_key_of(r) for r in orphaned])
+        alive += [r for r in orphaned if left.get(r.id)]
+        alive.sort(key=lambda r: r.created_at)
+    return [
+        LiveJob(
+            id=record.id,
+            pid=record.pid,
+            identity=record.identity,
+            cwd=job_folder(record),
+            ports=(record.port,) if record.port else (),
+            age_seconds=max(0.0, now - record.created_at),
+            command=record.command,
         )
-    return jobs
+        for record in alive
+    ]
+
+
+def with_held_ports(
+    jobs: Sequence[LiveJob], records: Sequence[ledger.JobRecord], wanted: Collection[str]
+) -> list[LiveJob]:
+    """`jobs` with the ports their processes actually hold (found from their sockets, not
+    only a port written in the line), for the jobs whose identity is in `wanted`."""
+    by_id = {r.id: r for r in records}
+    keys = [_key_of(by_id[j.id]) for j in jobs if j.id in by_id and j.identity in wanted]
+    found = members.find(keys)
+    out = []
+    for job in jobs:
+        held = (
+            members.ports([job.pid, *(m.identity.pid for m in found[job.id])])
+            if job.id in found
+            else ()
+        )
+        out.append(job._replace(ports=tuple(sorted({*job.ports, *held}))))
+    return out
 
 
 def _job_of(pid: int, jobs: Sequence[LiveJob]) -> str | None:
@@ -81,29 +113,103 @@ class PortHolders(Mapping[int, PortHolder]):
         return len(self._raw)
 
 
-def _reservation(identity: str, cwd: str) -> str:
-    """The file that holds the reservation for this job identity and folder."""
-    folder = paths.ensure_private_dir(os.path.join(paths.home_dir(), "reservations"))
-    return os.path.join(folder, f"{_key(identity, cwd)}.json")
+RESERVATIONS = "reservations"
 
 
-def _reserved(identity: str, cwd: str, now: float, recorded: set[str]) -> str | None:
-    """The token of a live reservation for this job identity and folder, if any."""
-    try:
-        with open(_reservation(identity, cwd), encoding="utf-8") as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    token = data.get("token")
-    if not isinstance(token, str) or token in recorded:
-        return None  # its supervisor checked in: the ledger speaks for it now
-    if now - float(data.get("at", 0)) > RESERVATION_SECONDS:
-        return None
-    return token
+def _reservations_dir() -> str:
+    return paths.ensure_private_dir(os.path.join(paths.home_dir(), RESERVATIONS))
 
 
 def _key(identity: str, cwd: str) -> str:
     return command_digest(f"{identity}\0{cwd}")[:32]
+
+
+def _keys(job: JobSpec) -> list[str]:
+    """The reservation files a job takes: one for its identity in its folder, one for the port
+    it asks for (two different lines on one port race as surely as two copies of one)."""
+    keys = [_key(job.identity, job.cwd)]
+    if job.port is not None:
+        keys.append(f"port-{job.port}")
+    return keys
+
+
+def _holder_alive(data: Mapping[str, object]) -> bool:
+    """Whether the process that took the reservation still runs (True when none was named)."""
+    pid, when = data.get("holder_pid"), data.get("holder_started_at")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or not isinstance(when, str):
+        return True
+    return started_at(pid) == when
+
+
+def _live_reservation(key: str, now: float, records: Mapping[str, ledger.JobRecord]) -> str | None:
+    """The token of a reservation still in force under `key`, if any. It ends when its job has
+    recorded itself (the ledger speaks for it then), when the process that took it is gone,
+    or after RESERVATION_SECONDS; an ended one is removed."""
+    path = os.path.join(_reservations_dir(), f"{key}.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    token = data.get("token") if isinstance(data, dict) else None
+    at = data.get("at") if isinstance(data, dict) else None
+    if not isinstance(token, str) or token in records:
+        _unlink(path)  # the ledger, read with the verdict, speaks for the job
+        return None
+    if (
+        isinstance(at, (int, float))
+        and not isinstance(at, bool)
+        and 0 <= now - at <= RESERVATION_SECONDS
+        and _holder_alive(data)
+    ):
+        return token
+    if os.path.exists(os.path.join(paths.ledger_dir(), f"{token}.json")):
+        # recorded since the ledger was read (its starter then left): a job that runs now,
+        # which the verdict did not see; it is refused as being started
+        return token
+    _unlink(path)
+    return None
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def release(tokens: Collection[str] = ()) -> None:
+    """End at once every reservation held for one of `tokens` (stopped or forgotten jobs),
+    and every one no live process holds (`stop` and `clean` call this): only a start in
+    progress, whose starter still runs, keeps its reservation until its job records itself."""
+    folder = os.path.join(paths.home_dir(), RESERVATIONS)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        if not name.endswith(".json"):
+            if name.endswith(".tmp"):
+                _unlink(path)
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.loads(f.read())
+        except (OSError, ValueError):
+            _unlink(path)
+            continue
+        held = isinstance(data, dict) and "holder_pid" in data and _holder_alive(data)
+        if not held or data.get("token") in tokens:
+            _unlink(path)
+
+
+def _reserve(key: str, data: dict[str, object]) -> None:
+    path = os.path.join(_reservations_dir(), f"{key}.json")
+    temp = f"{path.removesuffix('.json')}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data))
+    os.replace(temp, path)
 
 
 def admit(
@@ -116,11 +222,13 @@ def admit(
     package_scripts: Mapping[str, str] | None = None,
     reserve: bool = True,
     accept: Callable[[Decision], bool] | None = None,
+    holder: int | None = None,
 ) -> Decision:
     """The verdict for `line`; with `reserve`, a reservation held for each job it starts.
     `extra_runners`: the user's long-runner patterns (None: from the configuration).
     `accept(decision)`, asked under the lock before reserving: False means the caller will
-    not start the wrapped line, so nothing is reserved."""
+    not start the wrapped line, so nothing is reserved. `holder`: the pid of the process that
+    starts the job (the reservation ends when it is gone; None: only the time limit ends it)."""
     if extra_runners is None:
         from corral import config
 
@@ -128,8 +236,11 @@ def admit(
     home = os.path.expanduser("~")
     lock_path = os.path.join(paths.ensure_private_dir(paths.home_dir()), "admission.lock")
     with open(lock_path, "a") as lock:
+        # One decision at a time: the ledger is read once, and the verdict and the
+        # reservation are made under the same lock, so of simultaneous starts one wins.
         fcntl.flock(lock, fcntl.LOCK_EX)
-        jobs = live_jobs()
+        records = ledger.read_all().records
+        jobs = live_jobs(records)
         decision = decide(
             line,
             background=background,
@@ -141,29 +252,44 @@ def admit(
             extra_runners=extra_runners,
             package_scripts=package_scripts or {},
         )
+        if decision.action == "refuse" and jobs:
+            # a refusal names the ports the running job actually holds, to reuse
+            wanted = {spec.identity for spec in decision.jobs}
+            decision = decide(
+                line,
+                background=background,
+                cwd=cwd,
+                home=home,
+                live=with_held_ports(jobs, records, wanted),
+                held_ports=PortHolders(jobs),
+                wrapper=wrapper,
+                extra_runners=extra_runners,
+                package_scripts=package_scripts or {},
+            )
         if decision.action != "wrap" or decision.job_token is None or not reserve:
             return decision
         if accept is not None and not accept(decision):
             return decision
         now = time.time()
-        recorded = {r.id for r in ledger.read_all().records}
-        for job in decision.jobs:
-            other = _reserved(job.identity, job.cwd, now, recorded)
-            if other is not None:
-                return decision._replace(
-                    action="refuse",
-                    mode=None,
-                    rewritten=None,
-                    job_token=None,
-                    refusal=(
-                        f"`{job.display}` is being started right now in {job.cwd} (job "
-                        f"{other[:8]}); wait a moment and run `corral ls` to reuse it."
-                    ),
-                )
-        for job in decision.jobs:
-            path = _reservation(job.identity, job.cwd)
-            temp = f"{path.removesuffix('.json')}.{os.getpid()}.tmp"
-            with open(temp, "w", encoding="utf-8") as f:
-                f.write(json.dumps({"token": decision.job_token, "at": now}))
-            os.replace(temp, path)
+        by_id = {r.id: r for r in records}
+        starts = reservations(decision)
+        for job, _ in starts:
+            for key in _keys(job):
+                other = _live_reservation(key, now, by_id)
+                if other is not None:
+                    return decision._replace(
+                        action="refuse",
+                        mode=None,
+                        rewritten=None,
+                        job_token=None,
+                        in_place=(),
+                        refusal=messages.being_started(job.display, job.cwd, job.port, other),
+                    )
+        me = None if holder is None else started_at(holder)
+        for job, token in starts:
+            data: dict[str, object] = {"token": token, "at": now}
+            if holder is not None and me is not None:
+                data.update(holder_pid=holder, holder_started_at=me)
+            for key in _keys(job):
+                _reserve(key, data)
         return decision

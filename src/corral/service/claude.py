@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from corral import config
+from corral.core.outcomes import LIVE_STATES
 from corral.core.shell.messages import age
 from corral.lowlevel import locations
 
@@ -70,7 +71,7 @@ def session_briefing(folder: str, session: str | None) -> str | None:
     listed = [
         j
         for j in jobs.list_jobs().jobs
-        if j.state in ("running", "stopping") and _inside(j.cwd, root) and j.session != session
+        if j.state in LIVE_STATES and _inside(j.cwd, root) and j.session != session
     ]
     if not listed:
         return None
@@ -128,8 +129,8 @@ class Overview(NamedTuple):
     session: str | None
     project: str
     mine: list[Any]  # JobView of this session
-    earlier: list[Any]  # JobView of sessions whose agent is gone
-    others: list[Any]  # JobView of other live sessions
+    earlier: list[Any]  # JobView of agent sessions whose agent is gone
+    others: list[Any]  # JobView of other live sessions, or of no agent session
     loose: list[Any]  # ProcessView not supervised, of ours/earlier
     listeners: list[dict[str, Any]]
     warnings: list[str]
@@ -148,7 +149,8 @@ class Overview(NamedTuple):
 
 def overview(session: str | None, folder: Path) -> Overview:
     """What `/procs` shows for `session` in `folder`'s project: this session's jobs, earlier
-    sessions' jobs, other live sessions' jobs, unsupervised leftovers, other listeners."""
+    sessions' jobs (agent gone; never a job started without a session), other live sessions'
+    jobs and jobs of no session, unsupervised leftovers, other listeners."""
     from corral.service import jobs, sessions
 
     project = str(sessions.project_root(folder))
@@ -164,7 +166,9 @@ def overview(session: str | None, folder: Path) -> Overview:
             mine.append(job)
         elif not _inside(job.cwd, project):
             continue
-        elif job.session is not None and agents.get(job.session) == "alive":
+        elif job.session is None or agents.get(job.session) == "alive":
+            # a live session's, or a job started without an agent session (by hand in a
+            # terminal): never "earlier", so `/procs earlier` never stops it
             others.append(job)
         else:
             earlier.append(job)

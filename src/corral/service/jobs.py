@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from corral import paths
-from corral.adapters import ledger
+from corral.adapters import ledger, members
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.adapters.ledger import JobRecord, supervisor_alive
-from corral.core.outcomes import JobState, StopResult
-from corral.errors import AmbiguousJob, JobNotFound
+from corral.core.outcomes import JobState, StopResult, transition
+from corral.errors import AmbiguousJob, JobNotFound, UsageError
 from corral.lowlevel.record import LEDGER_VERSION, write_record
 
 log = logging.getLogger("corral.service")
@@ -45,6 +45,7 @@ class JobView:
     backend: str = "group"
     tmux: str | None = None  # `session:window` of a tmux-backend job
     note: str | None = None
+    attribution: str = "supervised"  # the listing's row model (see service.listing)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -60,43 +61,68 @@ def supervisor_identity(record: JobRecord) -> ProcessIdentity | None:
     return None if record.started_at is None else ProcessIdentity(record.pid, record.started_at)
 
 
-def _leftovers(record: JobRecord) -> list[ProcessIdentity]:
-    from corral.adapters import procs
+def _leftovers(records: Sequence[JobRecord]) -> dict[str, list[members.Member]]:
+    """Processes of jobs whose supervisor is gone, by job id (one read of the table)."""
+    keys = [members.JobKey(r.id, r.pid, r.pgid, r.started_at) for r in records]
+    return {job: found for job, found in members.find(keys).items() if found}
 
-    return procs.marked_processes("CORRAL_JOB", record.id)
+
+def _gone_note(record: JobRecord, left: Sequence[members.Member]) -> str:
+    unmarked = sum(1 for m in left if not m.marked)
+    text = (
+        f"supervisor gone; {len(left)} process(es) of the job remain: "
+        f"`corral stop {record.id[:8]}` ends them after checking each one"
+    )
+    if unmarked:
+        text += f" ({unmarked} without corral's marker are listed, never signalled)"
+    return text
 
 
-def _observed_state(record: JobRecord) -> tuple[JobState, str | None, list[int]]:
-    """The job's state as seen now, a note for a person, and pids of leftover processes."""
-    if record.final:
-        return JobState(record.state), None, []
-    alive = supervisor_alive(record)
-    if alive:
-        return JobState(record.state), None, []
-    left = _leftovers(record)
-    if left:
-        note = (
-            f"supervisor gone; {len(left)} process(es) of the job remain: "
-            f"`corral stop {record.id[:8]}` ends them after checking each one"
-        )
-        return JobState.RUNNING, note, [p.pid for p in left]
-    return JobState.KILLED, "supervisor ended without recording the job's end", []
+def _observed_states(
+    records: Sequence[JobRecord],
+) -> dict[str, tuple[JobState, str | None, list[int]]]:
+    """Each job's state as seen now, a note for a person, and the pids of processes that
+    outlived its supervisor (the job is then `unsupervised`)."""
+    seen: dict[str, tuple[JobState, str | None, list[int]]] = {}
+    gone = []
+    for record in records:
+        if record.final or supervisor_alive(record):
+            seen[record.id] = (JobState(record.state), None, [])
+        else:
+            gone.append(record)
+    left = _leftovers(gone) if gone else {}
+    for record in gone:
+        found = left.get(record.id)
+        if found:
+            state = transition(record.id, JobState(record.state), JobState.UNSUPERVISED)
+            pids = [m.identity.pid for m in found]
+            seen[record.id] = (state, _gone_note(record, found), pids)
+        else:
+            note = "supervisor ended without recording the job's end"
+            seen[record.id] = (JobState.KILLED, note, [])
+    return seen
 
 
 def list_jobs(
     *, include_finished: bool = False, session: str | None = None, measure: bool = True
 ) -> Listing:
-    """Jobs in the ledger with their live usage; finished ones only with include_finished."""
+    """Jobs in the ledger with their live usage (ports read from their processes' sockets);
+    finished ones only with `include_finished`; only those of `session` when given. A job
+    whose supervisor died while its processes run is listed `unsupervised`, with them."""
     read = ledger.read_all()
+    chosen = [r for r in read.records if session is None or r.session == session]
+    states = _observed_states(chosen)
     observed = []
-    for record in read.records:
-        if session is not None and record.session != session:
-            continue
-        state, note, extra = _observed_state(record)
+    for record in chosen:
+        state, note, extra = states[record.id]
         if state.final and not include_finished:
             continue
         observed.append((record, state, note, extra))
-    live = {r.id: (r.pid, extra) for r, s, _, extra in observed if not s.final}
+    live = {
+        r.id: (r.pid if s is not JobState.UNSUPERVISED else -1, extra)
+        for r, s, _, extra in observed
+        if not s.final
+    }
     usage: dict[str, Any] = {}
     if live and measure:
         from corral.adapters import scan
@@ -166,6 +192,30 @@ class TargetOutcome:
         }
 
 
+def target(
+    ident: ProcessIdentity,
+    result: StopResult,
+    detail: str | None = None,
+    role: str = "process",
+) -> TargetOutcome:
+    """The one way a stop's outcome for a target is built."""
+    return TargetOutcome(ident.pid, ident.started_at, role, result, detail)
+
+
+def job_outcome(
+    record: JobRecord,
+    state: str,
+    result: StopResult,
+    detail: str | None = None,
+    *,
+    rest: Sequence[TargetOutcome] = (),
+    note: str | None = None,
+) -> StopOutcome:
+    """A job's stop outcome: its supervisor's `result` first, then its processes' (`rest`)."""
+    sup = TargetOutcome(record.pid, record.started_at, "supervisor", result, detail)
+    return StopOutcome(record.id, record.command, state, [sup, *rest], note)
+
+
 @dataclass(frozen=True)
 class StopOutcome:
     job: str
@@ -199,36 +249,32 @@ def _request_stop(record: JobRecord) -> None:
 
 
 def _stop_leftovers(record: JobRecord, grace: float) -> list[TargetOutcome]:
-    """Supervisor gone: signal each process carrying the job's marker, after checking it."""
+    """Supervisor gone: signal each process carrying the job's marker, after checking its
+    identity and the marker; a process of the job's group without the marker (it cleared its
+    environment) cannot be proven the job's now: reported unproven, never signalled."""
     from corral.adapters import procs
 
     outcomes: list[TargetOutcome] = []
     handles = []
-    for ident in procs.marked_processes("CORRAL_JOB", record.id):
-        handle = procs.open_verified(ident)
-        if handle is None:
+    for member in _leftovers([record]).get(record.id, []):
+        ident = member.identity
+        if not member.marked:
             outcomes.append(
-                TargetOutcome(ident.pid, ident.started_at, "process", StopResult.ALREADY_EXITED)
-            )
-            continue
-        marked = procs.verify_marker(ident, "CORRAL_JOB", record.id)
-        if marked is None:
-            handle.close()
-            outcomes.append(
-                TargetOutcome(
-                    ident.pid,
-                    ident.started_at,
-                    "process",
-                    StopResult.UNPROVEN,
-                    "environment unreadable",
+                unreached(
+                    ident, "no corral marker in its environment (it cleared it); not signalled"
                 )
             )
             continue
+        handle = procs.open_verified(ident)
+        if handle is None:
+            outcomes.append(target(ident, StopResult.ALREADY_EXITED))
+            continue
+        marked = procs.verify_marker(ident, "CORRAL_JOB", record.id)
         if not marked:
             handle.close()
-            outcomes.append(
-                TargetOutcome(ident.pid, ident.started_at, "process", StopResult.IDENTITY_MISMATCH)
-            )
+            result = StopResult.UNPROVEN if marked is None else StopResult.IDENTITY_MISMATCH
+            detail = "environment unreadable" if marked is None else None
+            outcomes.append(target(ident, result, detail))
             continue
         handles.append(handle)
     outcomes.extend(signal_handles(handles, grace))
@@ -260,7 +306,7 @@ def signal_handles(handles: list[Any], grace: float) -> list[TargetOutcome]:
                 detail = "killed after the grace period" if h in stubborn else None
             else:
                 result, detail = StopResult.FAILED, "still running after SIGKILL"
-            outcomes.append(TargetOutcome(ident.pid, ident.started_at, "process", result, detail))
+            outcomes.append(target(ident, result, detail))
     finally:
         for h in handles:
             h.close()
@@ -295,16 +341,7 @@ def stop_records(
     for record in records:
         sup = supervisor_identity(record)
         if record.final:
-            outcomes[record.id] = StopOutcome(
-                record.id,
-                record.command,
-                record.state,
-                [
-                    TargetOutcome(
-                        record.pid, record.started_at, "supervisor", StopResult.ALREADY_EXITED
-                    )
-                ],
-            )
+            outcomes[record.id] = job_outcome(record, record.state, StopResult.ALREADY_EXITED)
             continue
         handle = procs.open_verified(sup) if sup is not None else None
         alive = supervisor_alive(record) if handle is not None else False
@@ -313,19 +350,8 @@ def stop_records(
                 _request_stop(record)
             except OSError as exc:
                 handle.close()
-                outcomes[record.id] = StopOutcome(
-                    record.id,
-                    record.command,
-                    record.state,
-                    [
-                        TargetOutcome(
-                            record.pid,
-                            record.started_at,
-                            "supervisor",
-                            StopResult.FAILED,
-                            f"stop channel: {exc}",
-                        )
-                    ],
+                outcomes[record.id] = job_outcome(
+                    record, record.state, StopResult.FAILED, f"stop channel: {exc}"
                 )
                 continue
             waiting[record.id] = (record, handle)
@@ -336,56 +362,52 @@ def stop_records(
         # the token in its command line. A zombie keeps its start time: same process, gone.
         now = started_at(record.pid)
         mismatch = now is not None and (now != record.started_at or not procs.is_zombie(record.pid))
-        first = TargetOutcome(
-            record.pid,
-            record.started_at,
-            "supervisor",
+        rest = _stop_leftovers(record, record.grace)
+        if not rest:  # nothing of the job is left; its supervisor died
+            state = transition(record.id, JobState(record.state), JobState.KILLED)
+        elif all(t.result.ok for t in rest):
+            state = transition(record.id, JobState.UNSUPERVISED, JobState.STOPPED)
+            _finish_record(record, state)
+        else:  # what could not be proven still runs: the job stays listed
+            state = transition(record.id, JobState(record.state), JobState.UNSUPERVISED)
+        outcomes[record.id] = job_outcome(
+            record,
+            state.value,
             StopResult.IDENTITY_MISMATCH if mismatch else StopResult.ALREADY_EXITED,
             "pid now belongs to another process; not signalled" if mismatch else None,
+            rest=rest,
         )
-        rest = _stop_leftovers(record, record.grace)
-        state = JobState.STOPPED if all(t.result.ok for t in rest) else JobState.RUNNING
-        if rest and state == JobState.STOPPED:
-            _finish_record(record, JobState.STOPPED)
-        elif not rest:
-            state = JobState.KILLED  # nothing of the job is left; its supervisor died
-        outcomes[record.id] = StopOutcome(record.id, record.command, state.value, [first, *rest])
     if waiting:
         gone = procs.wait_gone([h for _, h in waiting.values()], timeout)
         recorded = {r.id: r.state for r in ledger.read_all().records}
         for job_id, (record, handle) in waiting.items():
             handle.close()
             if handle.identity in gone:
-                outcomes[job_id] = StopOutcome(
-                    job_id,
-                    record.command,
-                    recorded.get(job_id, "stopped"),
-                    [
-                        TargetOutcome(
-                            record.pid, record.started_at, "supervisor", StopResult.TERMINATED
-                        )
-                    ],
-                )
+                state_now = recorded.get(job_id, JobState.STOPPED.value)
+                outcomes[job_id] = job_outcome(record, state_now, StopResult.TERMINATED)
             else:
-                outcomes[job_id] = StopOutcome(
-                    job_id,
-                    record.command,
-                    "running",
-                    [
-                        TargetOutcome(
-                            record.pid,
-                            record.started_at,
-                            "supervisor",
-                            StopResult.FAILED,
-                            f"still running {timeout:g} s after the stop request",
-                        )
-                    ],
+                outcomes[job_id] = job_outcome(
+                    record,
+                    JobState.RUNNING.value,
+                    StopResult.FAILED,
+                    f"still running {timeout:g} s after the stop request",
                     note="the job did not stop in time; it is still listed as running",
                 )
     _close_tmux_windows([r for r in records if outcomes[r.id].ok])
+    _release_reservations([r.id for r in records if outcomes[r.id].ok])
     ordered = [outcomes[r.id] for r in records]
-    errors = _audit(ordered, surface) if audit else []
+    errors = audit_outcomes(ordered, surface) if audit else []
     return ordered, errors
+
+
+def _release_reservations(tokens: Sequence[str]) -> None:
+    """Reservations of stopped or forgotten jobs, and unheld ones, end at once."""
+    from corral.service import admission
+
+    try:
+        admission.release(tokens)
+    except OSError as exc:
+        log.warning("cannot end reservations: %s", exc)
 
 
 def _close_tmux_windows(records: Sequence[JobRecord]) -> None:
@@ -403,19 +425,15 @@ def _close_tmux_windows(records: Sequence[JobRecord]) -> None:
                 log.warning("cannot close the tmux window of job %s: %s", record.id, exc)
 
 
-def _audit(outcomes: list[StopOutcome], surface: str) -> list[str]:
+def audit_outcomes(outcomes: list[StopOutcome], surface: str) -> list[str]:
+    """One audit event for these jobs' stop outcomes (errors: the audit failed)."""
+    from corral.service.audit import record_stop
+
     if not outcomes:
         return []
-    import sqlite3
-
-    from corral.store import db
-
-    targets = [{"job": o.job, **t.to_json()} for o in outcomes for t in o.targets]
-    try:
-        db.audit(db.STOP_EVENT, targets, surface=surface)
-    except (sqlite3.Error, OSError) as exc:
-        return [f"the stop was done but could not be audited: {exc}"]
-    return []
+    return record_stop(
+        [{"job": o.job, **t.to_json()} for o in outcomes for t in o.targets], surface=surface
+    )
 
 
 def stop_identity(
@@ -427,7 +445,10 @@ def stop_identity(
 ) -> tuple[list[StopOutcome], list[str]]:
     """Stop what `(pid, started_at)` names: a job's supervisor, or a process of a job; for
     anything else, `otherwise(identity)` answers (sessions: an attributed process), or the
-    target is reported unproven and left alone."""
+    target is reported unproven and left alone. A pid that names no single process (0 or
+    less: a group, or every process) is a usage error, and nothing is audited."""
+    if pid <= 0:
+        raise UsageError(f"a process id is a positive number, not {pid}")
     records = ledger.read_all().records
     for record in records:
         if record.pid == pid and record.started_at == when:
@@ -441,15 +462,15 @@ def stop_identity(
             targets = (
                 signal_handles([handle], record.grace)
                 if handle
-                else [TargetOutcome(pid, when, "process", StopResult.ALREADY_EXITED)]
+                else [target(ident, StopResult.ALREADY_EXITED)]
             )
             outcome = StopOutcome(record.id, record.command, "running", targets)
-            return [outcome], _audit([outcome], surface)
+            return [outcome], audit_outcomes([outcome], surface)
     if otherwise is not None:
         return otherwise(ident)
-    target = unreached(ident, "not started by corral; not signalled")
-    outcome = StopOutcome("-", "", "unknown", [target])
-    return [outcome], _audit([outcome], surface)
+    left_alone = unreached(ident, "not started by corral; not signalled")
+    outcome = StopOutcome("-", "", "unknown", [left_alone])
+    return [outcome], audit_outcomes([outcome], surface)
 
 
 def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:
@@ -457,16 +478,12 @@ def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:
     taken by another process, or alive and unproven (`why` says why), never signalled."""
     now = started_at(ident.pid)
     if now is None:
-        return TargetOutcome(ident.pid, ident.started_at, "process", StopResult.ALREADY_EXITED)
+        return target(ident, StopResult.ALREADY_EXITED)
     if now != ident.started_at:
-        return TargetOutcome(
-            ident.pid,
-            ident.started_at,
-            "process",
-            StopResult.IDENTITY_MISMATCH,
-            "pid now belongs to another process; not signalled",
+        return target(
+            ident, StopResult.IDENTITY_MISMATCH, "pid now belongs to another process; not signalled"
         )
-    return TargetOutcome(ident.pid, ident.started_at, "process", StopResult.UNPROVEN, why)
+    return target(ident, StopResult.UNPROVEN, why)
 
 
 # -- clean ----------------------------------------------------------------------------------
@@ -489,7 +506,7 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
         if not record.final:
             if supervisor_alive(record):
                 continue
-            if _leftovers(record):
+            if _leftovers([record]):
                 kept.append(
                     (
                         record.id,
@@ -506,6 +523,7 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
     from corral.adapters import tmux
 
     tmux.remove_stale_private_dirs()  # left by tmux wrappers that were SIGKILLed
+    _release_reservations(forgotten)
     for job_id in forgotten:
         ledger.remove(job_id, ledger_path)
     return CleanResult(forgotten, kept)

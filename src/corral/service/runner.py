@@ -50,6 +50,7 @@ def admit(line: str, *, cwd: str, force: bool = False) -> Admitted:
             wrapper=("corral", "run"),
             extra_runners=extra_runners,
             reserve=not force,
+            holder=os.getpid(),  # execs the supervisor, or waits until it records the job
         )
     except OSError:  # corral's state folder is unusable: the supervisor will say so and run it
         return Admitted(new_token())

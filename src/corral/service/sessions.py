@@ -27,6 +27,7 @@ from corral.core.outcomes import StopResult
 from corral.lowlevel.record import DEFAULT_GRACE
 from corral.lowlevel.redact import display_command
 from corral.service import jobs
+from corral.service.audit import record_stop
 from corral.store import db, observations
 
 log = logging.getLogger("corral.sessions")
@@ -503,22 +504,13 @@ def terminate(
         results.extend(
             TargetResult.of(t, attribution.SUPERVISED, session_of_job, job.job) for t in job.targets
         )
-    errors = _audit(session, results, surface)
+    errors = record_stop([t.to_json() for t in results], surface=surface, session=session)
     return Termination(session, results, errors)
 
 
 def _as(row: Attribution, result: StopResult, detail: str | None = None) -> TargetResult:
-    outcome = jobs.TargetOutcome(row.pid, row.started_at, row.role, result, detail)
+    outcome = jobs.target(ProcessIdentity(row.pid, row.started_at), result, detail, row.role)
     return TargetResult.of(outcome, row.how, row.session, row.job)
-
-
-def _audit(session: str | None, results: list[TargetResult], surface: str) -> list[str]:
-    try:
-        db.audit(db.STOP_EVENT, [t.to_json() for t in results], surface=surface, session=session)
-    except (sqlite3.Error, OSError) as exc:
-        log.warning("stop not audited: %s", exc)
-        return [f"the stop was done but could not be audited: {exc}"]
-    return []
 
 
 POLICIES = ("keep", "terminate")

@@ -1,8 +1,8 @@
 """corral's job supervisor: runs one shell line as the leader of a new process group.
 
-usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--session ID]
-           [--grace SECONDS] [--ledger DIR] [--identity DIGEST] [--port N]
-           [--ready-fd FD] [--meta KEY=VALUE ...] -- LINE
+usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--async]
+           [--session ID] [--grace SECONDS] [--ledger DIR] [--identity DIGEST]
+           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] -- LINE
 
 Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
 process group that this program leads, records the job in the ledger folder
@@ -12,6 +12,13 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --job TOKEN      the job's 128-bit id as 32 hex digits (made up when absent)
   --task           stop the job when the launching shell goes away (default)
   --detached       keep running when the launching shell goes away
+  --async          LINE is one command a shell sent to the background mid-line (`CMD &`,
+                   rewritten in place): the job stays in the caller's process group and
+                   starts with the signal dispositions the shell gives such a command
+                   (SIGINT and SIGQUIT ignored by a non-interactive shell, what the shell
+                   ignores); a SIGINT or SIGQUIT we were started ignoring stays ignored,
+                   SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH are passed on to the job's first
+                   process. The whole job is still stopped (every descendant, one by one)
   --session ID     the agent session that owns the job (default: $CORRAL_SESSION,
                    then $CLAUDE_CODE_SESSION_ID)
   --grace SECONDS  time between SIGTERM and SIGKILL when stopping (default 3)
@@ -20,7 +27,8 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --identity D     the job's identity digest for duplicate checks (from the line reader)
   --port N         the port the line asks for (from the line reader)
   --ready-fd FD    write "ok" to FD once the job is started, then close it
-  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`)
+  --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`,
+                   and `command`: the agent's command when LINE wraps it)
 
 Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
 whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace
@@ -42,6 +50,7 @@ from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supe
 from corral.lowlevel.procfs import _decimal, process_table, self_identity, start_ticks
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
+from corral.lowlevel.shells import caller_environment, user_shell
 
 # Start-up is this program's budget: typing, json and re cost milliseconds to import, so
 # they are imported for type checking only, or only when a line needs them; `signal` is the
@@ -112,6 +121,7 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         "port": None,
         "ready_fd": None,
         "meta": [],
+        "async": False,
     }
     valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
     i = 0
@@ -124,6 +134,8 @@ def _parse(argv: list[str]) -> dict[str, Any]:
             break
         if arg in ("--task", "--detached"):
             opts["mode"] = arg[2:]
+        elif arg == "--async":
+            opts["async"] = True
         elif arg == "--meta" and i + 1 < len(argv) and "=" in argv[i + 1][1:]:
             key, _, value = argv[i + 1].partition("=")
             if not key.replace("_", "a").isalnum() or not key.isascii():
@@ -158,38 +170,6 @@ def _parse(argv: list[str]) -> dict[str, Any]:
     return opts
 
 
-def user_shell() -> tuple[str, list[str]]:
-    """The shell that runs the line and the options that go before `-c`."""
-    shell = os.environ.get("SHELL", "")
-    name = os.path.basename(shell)
-    if os.path.isabs(shell) and os.access(shell, os.X_OK):
-        if name == "bash":
-            return shell, ["+m"]
-        if name == "zsh":
-            return shell, ["-f", "+m"]
-    return "/bin/sh", ["+m"]
-
-
-def caller_environment() -> dict[bytes, bytes]:
-    """The environment this program was really given.
-
-    os.environ is not it: Python's PEP 538 locale coercion adds LC_CTYPE=C.UTF-8 to it when
-    the caller's locale is C or unset, even in isolated mode, and the line must not see a
-    variable its caller never set. Linux keeps the original in /proc/self/environ; elsewhere
-    os.environ is the best there is."""
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            entries = f.read().split(b"\0")
-    except OSError:
-        return dict(os.environb)
-    env: dict[bytes, bytes] = {}
-    for entry in entries:
-        key, sep, value = entry.partition(b"=")
-        if sep and key and key not in env:  # the first one wins, as in os.environ
-            env[key] = value
-    return env
-
-
 def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:
     env = {
         k: v
@@ -206,6 +186,22 @@ class Supervisor:
     def __init__(self, opts: dict[str, Any], inherited_hup: Any) -> None:
         self.opts = opts
         self.inherited_hup = inherited_hup
+        self.in_place: bool = opts["async"]
+        self.leads_group = False
+        # In place of `CMD &`, `kill -HUP $!` (USR1, USR2, WINCH) reaches CMD through us.
+        self.forwarded: tuple[int, ...] = ()
+        # What the job starts with: default dispositions (issue 2: even for SIGINT and
+        # SIGQUIT when we started ignoring them), or, in place of `CMD &`, what the shell
+        # gives an asynchronous command (see async_dispositions).
+        self.job_signals: dict[int, Any] = (
+            async_dispositions()
+            if self.in_place
+            else dict.fromkeys(
+                (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE,
+                 signal.SIGXFSZ),
+                signal.SIG_DFL,
+            )
+        )  # fmt: skip
         self.token: str = opts["job"]
         self.ledger: str = absolute(opts["ledger"]) if opts["ledger"] else ledger_dir()
         self.grace: float = opts["grace"]
@@ -225,8 +221,11 @@ class Supervisor:
     # set-up ------------------------------------------------------------------------------
     def lead_group(self) -> None:
         original = self.original_pgrp
+        if self.in_place:  # `CMD &` of a shell without job control: the shell's own group
+            return
         if original != self.pid:
             os.setpgid(0, 0)
+        self.leads_group = True
         try:
             if os.isatty(0) and os.tcgetpgrp(0) == original and original != self.pid:
                 # We were the terminal's foreground job: our new group takes that place, so
@@ -297,7 +296,7 @@ class Supervisor:
             "id": self.token,
             "pid": self.pid,
             "started_at": self_identity(),
-            "pgid": self.pid,
+            "pgid": os.getpgrp(),
             "mode": self.opts["mode"],
             "backend": "group",
             "session": self.opts["session"],
@@ -317,7 +316,10 @@ class Supervisor:
             "ended_at": None,
         }
         for key, value in self.opts["meta"]:  # extra fields; of the known ones, only backend
-            if key == "backend" or key not in self.record:
+            if key == "command":  # LINE wraps the agent's command (a shell prefix's string)
+                self.record["command"] = display_command(value)
+                self.record["digest"] = command_digest(value)
+            elif key == "backend" or key not in self.record:
                 self.record[key] = value
         write_record(self.ledger, self.record)
 
@@ -325,17 +327,16 @@ class Supervisor:
         shell, shell_opts = user_shell()
         env = job_environment(self.token, self.opts["session"])
         argv = [shell, *shell_opts, "-c", self.opts["line"]]
-        # The job gets default dispositions (issue 2: even for SIGINT and SIGQUIT when we
-        # started ignoring them), SIGHUP as we were given it, and every signal unblocked.
-        # Not posix_spawn: glibc's leaves its two internal signals ignored in the job.
-        defaults = [signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGCHLD]
-        defaults += [signal.SIGPIPE, signal.SIGXFSZ]
+        # The job gets self.job_signals, SIGHUP as we were given it, and every signal
+        # unblocked. Not posix_spawn: glibc's leaves its two internal signals ignored in the
+        # job.
+        job_signals = self.job_signals
         inherited_hup = self.inherited_hup
         pid = os.fork()
         if pid == 0:  # the job
             try:
-                for sig in defaults:
-                    signal.signal(sig, signal.SIG_DFL)
+                for sig, disposition in job_signals.items():
+                    signal.signal(sig, disposition)
                 signal.signal(signal.SIGHUP, inherited_hup)
                 signal.set_wakeup_fd(-1)
                 signal.pthread_sigmask(signal.SIG_SETMASK, [])
@@ -361,10 +362,14 @@ class Supervisor:
         foreground = self.tty_fd is not None and sig == signal.SIGINT
         if not foreground:  # a terminal's Ctrl-C already reached the whole group
             self._signal_group(sig)
-        self._signal_descendants(sig, outside_group_only=True)
+        self._signal_descendants(sig, outside_group_only=self.leads_group)
+        if not self.leads_group:
+            self._signal_descendants(signal.SIGCONT, outside_group_only=False)
         self._signal_group(signal.SIGCONT)
 
     def _signal_group(self, sig: int) -> None:
+        if not self.leads_group:  # the group is the caller's: never ours to signal
+            return
         try:
             os.killpg(self.pid, sig)
         except OSError:
@@ -378,7 +383,8 @@ class Supervisor:
             children.setdefault(ppid, []).append(pid)
         found: dict[int, tuple[int, int, int]] = {}
         todo = list(children.get(self.pid, []))
-        todo += [pid for pid, (_, pgid, _) in table.items() if pgid == self.pid]
+        if self.leads_group:
+            todo += [pid for pid, (_, pgid, _) in table.items() if pgid == self.pid]
         while todo:
             pid = todo.pop()
             if pid in found or pid == self.pid:
@@ -464,6 +470,8 @@ class Supervisor:
                     for byte in os.read(rfd, 512):
                         if byte in (signal.SIGTERM, signal.SIGINT):
                             self.request_stop(byte)
+                        elif byte in self.forwarded and self.child_status is None:
+                            os.kill(self.child, byte)  # unreaped: the pid is still the job's
                 elif fd == fifo:
                     try:
                         data = os.read(fifo, 512)
@@ -509,6 +517,37 @@ class Supervisor:
         return code
 
 
+def _parent_ignores() -> set[int]:
+    """The signals our parent (the shell that ran `CMD &`) ignores, from its SigIgn mask;
+    empty when it cannot be read (not Linux, parent gone)."""
+    try:
+        with open(f"/proc/{os.getppid()}/status", "rb") as f:
+            for row in f.read().split(b"\n"):
+                if row.startswith(b"SigIgn:"):
+                    mask = int(row.split()[1], 16)
+                    return {sig for sig in range(1, 65) if mask >> (sig - 1) & 1}
+    except (OSError, ValueError, IndexError):
+        pass
+    return set()
+
+
+def async_dispositions() -> dict[int, Any]:
+    """The dispositions a shell gives `CMD &`, for the job run in its place.
+
+    A shell's asynchronous command keeps what the shell ignores and gets SIGINT and SIGQUIT
+    ignored when the shell has no job control; everything else is default. We were started
+    as that command: SIGINT, SIGQUIT, SIGTERM and SIGCHLD are still as the shell gave them
+    (read before we install our handlers); Python's start-up ignored SIGPIPE and SIGXFSZ,
+    so for those the shell's own mask speaks."""
+    ignored = _parent_ignores()
+    found: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGCHLD):
+        found[sig] = signal.SIG_IGN if signal.getsignal(sig) == signal.SIG_IGN else signal.SIG_DFL
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        found[sig] = signal.SIG_IGN if sig in ignored else signal.SIG_DFL
+    return found
+
+
 def _release_stdio() -> None:
     """Let go of the caller's stdin/stdout/stderr: the job keeps its own copies."""
     null = os.open(os.devnull, os.O_RDWR)
@@ -517,9 +556,13 @@ def _release_stdio() -> None:
     os.close(null)
 
 
-def _run_unsupervised(line: str, why: str, ledger: str, inherited_hup: Any) -> int:
+def _run_unsupervised(
+    line: str, why: str, ledger: str, inherited_hup: Any, job_signals: dict[int, Any]
+) -> int:
     _log(ledger, f"running unsupervised: {why}")
     signal.set_wakeup_fd(-1)
+    for sig, disposition in job_signals.items():
+        signal.signal(sig, disposition)
     signal.signal(signal.SIGHUP, inherited_hup)
     shell, _ = user_shell()
     os.execve(shell, [shell, "-c", line], caller_environment())
@@ -572,8 +615,19 @@ def main(argv: list[str] | None = None) -> int:
     rfd, wfd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGQUIT):
+        kept = sup.in_place and sig in (signal.SIGINT, signal.SIGQUIT)
+        if kept and sup.job_signals[sig] == signal.SIG_IGN:
+            continue  # in place of `CMD &`: what the shell made CMD ignore, we ignore too
         signal.signal(sig, lambda *_: None)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if sup.in_place:
+        found = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGUSR2)}
+        found[signal.SIGWINCH] = signal.getsignal(signal.SIGWINCH)
+        found[signal.SIGHUP] = inherited_hup  # under nohup, CMD ignores it as we do
+        for sig, disposition in found.items():
+            if disposition != signal.SIG_IGN:
+                signal.signal(sig, lambda *_: None)
+                sup.forwarded += (sig,)
     try:
         sup.lead_group()
         fifo = sup.open_ledger()
@@ -582,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
         sup.undo_group()
         if ready_fd is not None:
             os.close(ready_fd)
-        return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup)
+        return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup, sup.job_signals)
     sup.become_subreaper()
     parent_fd = sup.watch_parent() if opts["mode"] == "task" else None
     sup.spawn()

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
-from corral.service import activity, sessions
+from corral.service import activity, jobs, sessions
 
 log = logging.getLogger("corral.daemon")
 
@@ -88,7 +88,8 @@ class Warm:
         self.last_client = time.monotonic()
         self.wake.set()
         observed = await self._refresh()
-        assert observed is not None
+        if observed is None:  # _refresh(min_age=0) always takes one; kept honest for mypy
+            raise RuntimeError("the daemon took no snapshot")
         return observed
 
     def tool_call(self, phase: str, session: str, call: str) -> None:
@@ -246,7 +247,14 @@ def create_app(
         obs = await warm.fresh()
         listing = sessions.list_processes(session, observed=obs)
         agent = obs.attributed.agents.get(session, "unknown")
-        return _reply({"session": session, "agent": agent, **listing.to_json()}, listing.warnings)
+        job_rows = await asyncio.to_thread(jobs.list_jobs, session=session)
+        body = {
+            "session": session,
+            "agent": agent,
+            "jobs": [j.to_json() for j in job_rows.jobs],  # the rows `corral ls --session` has
+            **listing.to_json(),
+        }
+        return _reply(body, [*listing.warnings, *job_rows.warnings])
 
     async def processes(request: Request) -> JSONResponse:
         _only_params(request, {"orphaned", "all_projects", "project", "session"})
@@ -297,7 +305,8 @@ def create_app(
     from contextlib import asynccontextmanager
 
     def reports() -> None:
-        assert events is not None
+        if events is None:
+            return
         for phase, session, call in events.receive():
             warm.tool_call(phase, session, call)
 

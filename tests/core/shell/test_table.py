@@ -35,6 +35,10 @@ def D(line: str, **kw: Any) -> Case:  # wrapped, detached (trailing &)
     return Case(line, "wrap", mode="detached", **kw)
 
 
+def I(line: str, **kw: Any) -> Case:  # noqa: E743 - backgrounded mid-line, rewritten in place
+    return Case(line, "wrap", mode="in-place", **kw)
+
+
 def U(line: str, **kw: Any) -> Case:  # untouched, readable
     return Case(line, "untouched", **kw)
 
@@ -270,10 +274,10 @@ REWRITE = [
     D("vite &  "),
     D("ls >| out & "),
     D("docker run -p 8080:80 nginx &", port=8080),
-    U("npm run dev & sleep 2 && curl localhost:5173", jobs=1),
+    I("npm run dev & sleep 2 && curl localhost:5173", jobs=1),
     U("sleep 1 & wait", jobs=0),
     U("a & b &", jobs=0),
-    U("vite & true &", jobs=1),
+    I("vite & true &", jobs=1),
     W("ls >| out.txt && vite"),
     W("vite 2>&1 | tee log"),
 ]
@@ -387,9 +391,9 @@ REFUSALS = [
     W("npm run dev; yarn dev"),
     R("vite | vite"),
     R("npm run dev & sleep 1; pnpm dev --host 0.0.0.0"),
-    U("npm run dev & cd web && npm run dev", jobs=2),
+    I("npm run dev & cd web && npm run dev", jobs=2),
     R("vite --port 4000 & next dev -p 4000"),
-    U("vite & next dev", jobs=2),
+    I("vite & next dev", jobs=2),
     R("npm run dev & npm run dev", bg=True),
     W("npm run dev:web & npm run dev:api", bg=True),
 ]

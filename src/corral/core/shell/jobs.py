@@ -65,6 +65,29 @@ def _assigned(placed: Placed) -> tuple[tuple[str, str], ...]:
     )
 
 
+def runner_job(
+    item: Placed,
+    source: bytes,
+    home: str,
+    extra_runners: Sequence[str],
+    package_scripts: Mapping[str, str],
+) -> Job | None:
+    """The job of one placed command when it starts a long runner; raises NoFolder when
+    its folder cannot be known."""
+    launch, runner = classify(item.words, extra_runners, package_scripts)
+    if runner is None:
+        return None
+    folder = item.cwd
+    for target in (*launch.chdirs, *runner.chdirs):
+        folder = resolve(folder, home, target)
+    assigned = (*item.exported, *_assigned(item), *launch.env)
+    args = runner.args if runner.script else launch.words[1:]
+    port = requested_port(launch.words[0], args, runner.tool, assigned)
+    text = source[item.command.start : item.command.end].decode("utf-8")
+    spec = JobSpec(display_command(text), identity(runner.key), folder, port)
+    return Job(spec, True, item.statement, item.background, item.pipeline, item.piped)
+
+
 def find_jobs(
     line: str,
     cwd: str,
@@ -80,22 +103,13 @@ def find_jobs(
         return placed
     source = line.encode("utf-8")
     runners: list[Job] = []
-    for item in placed:
-        launch, runner = classify(item.words, extra_runners, package_scripts)
-        if runner is None:
-            continue
-        folder = item.cwd
-        try:
-            for target in (*launch.chdirs, *runner.chdirs):
-                folder = resolve(folder, home, target)
-        except NoFolder as exc:
-            return Unreadable(str(exc))
-        assigned = (*item.exported, *_assigned(item), *launch.env)
-        args = runner.args if runner.script else launch.words[1:]
-        port = requested_port(launch.words[0], args, runner.tool, assigned)
-        text = source[item.command.start : item.command.end].decode("utf-8")
-        spec = JobSpec(display_command(text), identity(runner.key), folder, port)
-        runners.append(Job(spec, True, item.statement, item.background, item.pipeline, item.piped))
+    try:
+        for item in placed:
+            job = runner_job(item, source, home, extra_runners, package_scripts)
+            if job is not None:
+                runners.append(job)
+    except NoFolder as exc:
+        return Unreadable(str(exc))
     amps = tuple(s.amp for s in script.statements if s.amp is not None)
     last = script.statements[-1] if script.statements else None
     trailing = None

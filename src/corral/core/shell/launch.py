@@ -42,6 +42,7 @@ _EXEC_WORDS = ("exec", "x", "dlx")
 # Runner words: skipped with their flags (value-taking flags listed) before the real program.
 _PREFIXES: dict[str, tuple[str, ...]] = {
     "nohup": (),
+    "setsid": (),  # read only where it leads `CMD &` rewritten in place (parse.py)
     "time": (),
     "command": (),
     "nice": ("-n", "--adjustment"),

@@ -83,8 +83,9 @@ def port_held_by_other(display: str, port: int, holder: PortHolder) -> str:
 def port_held_by_corral(display: str, port: int, holder: PortHolder) -> str:
     return (
         f"corral refused: `{display}` asks for port {port}, which corral job {holder.job_id} "
-        f"already holds (pid {holder.pid}, `{display_command(holder.command)}`). Reuse it, "
-        f"or stop it first with `corral stop {holder.job_id}`; or give this command another port."
+        f"already holds (pid {holder.pid}, `{display_command(holder.command)}`). Reuse it at "
+        f"http://localhost:{port}, or stop it first with `corral stop {holder.job_id}`; "
+        f"or give this command another port."
     )
 
 
@@ -99,4 +100,12 @@ def port_twice(port: int, first: str, second: str) -> str:
     return (
         f"corral refused: this line starts `{first}` and `{second}` at once, both on port "
         f"{port}. Give one of them another port."
+    )
+
+
+def being_started(display: str, cwd: str, port: int | None, token: str) -> str:
+    what = f"`{display}` (port {port})" if port is not None else f"`{display}`"
+    return (
+        f"corral refused: {what} is being started right now in {cwd} (job {token[:8]}); "
+        f"wait a moment and run `corral ls` to reuse it."
     )

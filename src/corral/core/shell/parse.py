@@ -43,6 +43,7 @@ _SEPARATORS = frozenset({";", "&", "\n"})
 _NEVER_READ = frozenset({"exec", "eval", "source", "."})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
 _SETSID = re.compile(r"(?<![\w.-])setsid(?![\w-])")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 # Control characters other than tab and newline: the shell and the grammar may disagree.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -88,7 +89,7 @@ class Unreadable(NamedTuple):
     reason: str
 
 
-class _Refuse(Exception):
+class Refused(Exception):
     """Raised inside the tree walk when the line is not in the readable subset."""
 
 
@@ -138,8 +139,9 @@ def lexical_reason(line: str) -> str | None:
     return None
 
 
-def read(line: str) -> Script | Unreadable:
-    """The line as a Script, or why corral cannot read it with certainty."""
+def syntax_tree(line: str) -> tuple[Node, bytes] | Unreadable:
+    """The grammar's tree of the line and its bytes, when nothing lexical or syntactic
+    already makes it unreadable (midline.py walks it further than `read` does)."""
     reason = lexical_reason(line)
     if reason is not None:
         return Unreadable(reason)
@@ -150,9 +152,18 @@ def read(line: str) -> Script | Unreadable:
         return Unreadable("the shell would reject it (syntax error)")
     if b"\\" in source and not _backslashes_quoted(root, source):
         return Unreadable("it uses a backslash escape")
+    return root, source
+
+
+def read(line: str) -> Script | Unreadable:
+    """The line as a Script, or why corral cannot read it with certainty."""
+    found = syntax_tree(line)
+    if isinstance(found, Unreadable):
+        return found
+    root, source = found
     try:
         return Script(_statements(root, source), len(source))
-    except _Refuse as refusal:
+    except Refused as refusal:
         return Unreadable(str(refusal))
 
 
@@ -180,24 +191,24 @@ def _statements(root: Node, source: bytes) -> tuple[Statement, ...]:
     pending_end = 0
     for child in root.children:
         if child.type == "comment":
-            raise _refuse_construct(child)
+            raise refuse_construct(child)
         if child.is_named:
             if pending is not None:
                 if b"\n" not in source[pending_end : child.start_byte]:
-                    raise _Refuse("two commands without a separator")
+                    raise Refused("two commands without a separator")
                 statements.append(Statement(tuple(pending), False, None))
-            pending = _and_or(child, source)
+            pending = and_or(child, source)
             pending_end = child.end_byte
         elif child.type in _SEPARATORS:
             if pending is None:
-                raise _Refuse(f"the shell would reject it (stray {child.type!r})")
+                raise Refused(f"the shell would reject it (stray {child.type!r})")
             is_amp = child.type == "&"
             statements.append(
                 Statement(tuple(pending), is_amp, child.start_byte if is_amp else None)
             )
             pending = None
         else:
-            raise _Refuse(f"the shell would reject it ({child.type!r} here)")
+            raise Refused(f"the shell would reject it ({child.type!r} here)")
     if pending is not None:
         statements.append(Statement(tuple(pending), False, None))
     return tuple(statements)
@@ -208,40 +219,42 @@ def _redirected_body(node: Node, source: bytes) -> Node:
     _check_redirects(node, source)
     body = node.child_by_field_name("body")
     if body is None:
-        raise _Refuse("a redirect without a command")
+        raise Refused("a redirect without a command")
     return body
 
 
-def _and_or(node: Node, source: bytes) -> list[Pipeline]:
+def and_or(node: Node, source: bytes, *, setsid: bool = False) -> list[Pipeline]:
+    """The pipelines of one list node (`a && b | c`); raises Refused outside the subset.
+    `setsid`: a command may start with setsid (read in place of `CMD &` only, midline.py)."""
     kind = node.type
     if kind == "redirected_statement":
-        return _and_or(_redirected_body(node, source), source)
+        return and_or(_redirected_body(node, source), source, setsid=setsid)
     if kind == "list":
         pipelines: list[Pipeline] = []
         for child in node.children:
             if child.is_named:
-                pipelines.extend(_and_or(child, source))
+                pipelines.extend(and_or(child, source, setsid=setsid))
             elif child.type not in ("&&", "||"):
-                raise _Refuse(f"{child.type!r} inside a list")
+                raise Refused(f"{child.type!r} inside a list")
         return pipelines
-    return [_pipeline(node, source)]
+    return [_pipeline(node, source, setsid)]
 
 
-def _pipeline(node: Node, source: bytes) -> Pipeline:
+def _pipeline(node: Node, source: bytes, setsid: bool = False) -> Pipeline:
     if node.type != "pipeline":
-        return Pipeline((_command(node, source),))
+        return Pipeline((_command(node, source, setsid),))
     commands: list[Command] = []
     for child in node.children:
         if child.is_named:
-            commands.extend(_pipeline(child, source).commands)
+            commands.extend(_pipeline(child, source, setsid).commands)
         elif child.type not in ("|", "|&"):
-            raise _Refuse(f"{child.type!r} inside a pipeline")
+            raise Refused(f"{child.type!r} inside a pipeline")
     return Pipeline(tuple(commands))
 
 
-def _refuse_construct(node: Node) -> _Refuse:
+def refuse_construct(node: Node) -> Refused:
     name = _CONSTRUCTS.get(node.type, f"shell syntax corral does not read ({node.type})")
-    return _Refuse(f"it uses {name}")
+    return Refused(f"it uses {name}")
 
 
 def _check_redirects(node: Node, source: bytes) -> None:
@@ -251,16 +264,16 @@ def _check_redirects(node: Node, source: bytes) -> None:
 
 def _redirect(node: Node, source: bytes) -> None:
     if node.type != "file_redirect":
-        raise _refuse_construct(node)
+        raise refuse_construct(node)
     for part in node.children:
         if part.is_named and part.type != "file_descriptor":
             _word(part, source)
 
 
-def _command(node: Node, source: bytes) -> Command:
+def _command(node: Node, source: bytes, setsid: bool = False) -> Command:
     kind = node.type
     if kind == "redirected_statement":
-        return _command(_redirected_body(node, source), source)
+        return _command(_redirected_body(node, source), source, setsid)
     if kind in ("variable_assignment", "variable_assignments"):
         pairs = [node] if kind == "variable_assignment" else list(node.named_children)
         assigned = tuple(_assignment(pair, source) for pair in pairs)
@@ -268,7 +281,7 @@ def _command(node: Node, source: bytes) -> Command:
     if kind == "declaration_command":
         return _declaration(node, source)
     if kind != "command":
-        raise _refuse_construct(node)
+        raise refuse_construct(node)
     assignments: list[tuple[str, Word | None]] = []
     words: list[Word] = []
     for child in node.children:
@@ -277,25 +290,25 @@ def _command(node: Node, source: bytes) -> Command:
         elif child.type == "command_name":
             inner = child.named_children
             if len(inner) != 1 or not _word(inner[0], source).literal:
-                raise _Refuse("its command word is a variable")
+                raise Refused("its command word is a variable")
             words.append(_word(inner[0], source))
         elif child.type == "file_redirect" or child.type.endswith("_redirect"):
             _redirect(child, source)
         elif child.is_named:
             words.append(_word(child, source))
     command = Command(tuple(assignments), tuple(words), node.start_byte, node.end_byte)
-    _check_command(command)
+    _check_command(command, setsid)
     return command
 
 
 def _declaration(node: Node, source: bytes) -> Command:
     keyword = node.children[0].type if node.children else ""
     if keyword != "export":
-        raise _Refuse(f"it uses `{keyword}`")
+        raise Refused(f"it uses `{keyword}`")
     assignments: list[tuple[str, Word | None]] = []
     for child in node.named_children:
         if child.type != "variable_assignment":
-            raise _Refuse("`export` of something other than NAME=value")
+            raise Refused("`export` of something other than NAME=value")
         assignments.append(_assignment(child, source))
     return Command(tuple(assignments), (), node.start_byte, node.end_byte, exports=True)
 
@@ -304,11 +317,11 @@ def _assignment(node: Node, source: bytes) -> tuple[str, Word | None]:
     name = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
     if name is None or name.type != "variable_name":
-        raise _Refuse("an assignment corral does not read")
+        raise Refused("an assignment corral does not read")
     return _text(name, source), None if value is None else _word(value, source)
 
 
-def _check_command(command: Command) -> None:
+def _check_command(command: Command, setsid: bool = False) -> None:
     if not command.words:
         return
     first = command.words[0].value
@@ -318,12 +331,29 @@ def _check_command(command: Command) -> None:
         and len(command.words) > 1
         and command.words[1].value in _NEVER_READ
     ):
-        raise _Refuse(f"it uses `{first}`")
-    for word in command.words:
+        raise Refused(f"it uses `{first}`")
+    leading = _leading_setsid(command.words) if setsid else -1
+    for at, word in enumerate(command.words):
+        if at == leading:
+            continue
         if _SETSID.search(word.value) and (word.quote != "'" or base in _SHELLS):
-            raise _Refuse("it calls setsid (corral cannot follow a new session)")
+            raise Refused("it calls setsid (corral cannot follow a new session)")
         if word.literal and not word.quote and _BRACES.search(word.value):
-            raise _Refuse("it uses a brace expansion")
+            raise Refused("it uses a brace expansion")
+
+
+def _leading_setsid(words: tuple[Word, ...]) -> int:
+    """The index of a plain `setsid` word that starts the program (after nohup/env
+    NAME=value), or -1."""
+    for at, word in enumerate(words):
+        value = word.value
+        if word.quote or not word.literal:
+            return -1
+        if value.rsplit("/", 1)[-1] == "setsid":
+            return at
+        if value not in ("nohup", "env") and not _ASSIGNMENT.match(value):
+            return -1
+    return -1
 
 
 def _word(node: Node, source: bytes) -> Word:
@@ -332,7 +362,7 @@ def _word(node: Node, source: bytes) -> Word:
     start, end = node.start_byte, node.end_byte
     if kind in ("word", "number"):
         if "\\" in text:
-            raise _Refuse("it uses a backslash escape")
+            raise Refused("it uses a backslash escape")
         return Word(text, True, "", start, end)
     if kind == "raw_string":
         return Word(text[1:-1], True, "'", start, end)
@@ -343,13 +373,13 @@ def _word(node: Node, source: bytes) -> Word:
         return Word(text, False, "", start, end)
     if kind == "concatenation":
         return _concatenation(node, source)
-    raise _refuse_construct(node)
+    raise refuse_construct(node)
 
 
 def _check_expansion(node: Node) -> None:
     for child in node.named_children:
         if child.type not in ("variable_name", "special_variable_name", "word", "string"):
-            raise _refuse_construct(child)
+            raise refuse_construct(child)
 
 
 def _double_quoted(node: Node, source: bytes) -> Word:
@@ -361,14 +391,14 @@ def _double_quoted(node: Node, source: bytes) -> Word:
         if child.type == "string_content":
             piece = _text(child, source)
             if "\\" in piece:
-                raise _Refuse("it uses a backslash escape")
+                raise Refused("it uses a backslash escape")
             parts.append(piece)
         elif child.type in ("simple_expansion", "expansion"):
             _check_expansion(child)
             parts.append(_text(child, source))
             literal = False
         else:
-            raise _refuse_construct(child)
+            raise refuse_construct(child)
     return Word("".join(parts), literal, '"', node.start_byte, node.end_byte)
 
 
@@ -380,10 +410,10 @@ def _concatenation(node: Node, source: bytes) -> Word:
         if piece.type in ("string", "raw_string"):
             after_equals = index == len(pieces) - 1 and index > 0 and parts[-1].endswith("=")
             if not after_equals:
-                raise _Refuse("it glues quotes to other text")
+                raise Refused("it glues quotes to other text")
         word = _word(piece, source)
         if piece.type == "word" and word.value in ("{", "}"):
-            raise _Refuse("it uses a brace expansion")
+            raise Refused("it uses a brace expansion")
         parts.append(word.value)
         literal = literal and word.literal
     return Word("".join(parts), literal, "", node.start_byte, node.end_byte)

@@ -2,9 +2,12 @@
 
     decide("cd web && npm run dev > dev.log 2>&1 &", background=False, cwd=..., home=...)
 
-The whole line goes to the supervisor unchanged, never split. A line corral cannot read with
-certainty runs as written and is neither recorded nor refused. Pure, except that a job token
-is drawn from os.urandom when none is given.
+The whole line goes to the supervisor unchanged, never split; except that a long runner a
+foreground line sends to the background mid-line (`npm run dev & sleep 2; curl …`) is
+rewritten in place, `CMD &` becoming `<supervisor> -- 'CMD' &` with every other byte kept
+(inplace.py). A line corral cannot read with certainty runs as written and is neither
+recorded nor refused. Pure, except that job tokens are drawn from os.urandom when none is
+given.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ __all__ = [
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+# An `&` that may send something to the background (not `&&`, `>&`, `<&`, `&>`, `|&`): only
+# such a line is read for the in-place rewrite (a quoted one costs a reading, nothing else).
+_LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
 
 
 class Action(StrEnum):
@@ -47,6 +53,18 @@ class Action(StrEnum):
 class Mode(StrEnum):
     TASK = "task"  # stopped when the launching shell goes away
     DETACHED = "detached"  # a trailing `&`: keeps running after the shell goes away
+    IN_PLACE = "in-place"  # commands sent to the background mid-line, each rewritten alone
+
+
+class InPlace(NamedTuple):
+    """One backgrounded command rewritten in place: bytes start..end of the line become
+    `text`, run by a supervisor of its own (`token`)."""
+
+    job: int  # its index in Decision.jobs
+    token: str
+    start: int
+    end: int
+    text: str
 
 
 class Decision(NamedTuple):
@@ -58,6 +76,19 @@ class Decision(NamedTuple):
     refusal: str | None
     jobs: tuple[JobSpec, ...]
     job_token: str | None = None  # the supervisor's --job token, when wrapped
+    in_place: tuple[InPlace, ...] = ()  # Mode.IN_PLACE: each command rewritten
+    notes: tuple[tuple[int, str], ...] = ()  # (index in jobs, why it runs as written)
+
+
+def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
+    """Each job corral starts for a wrapped decision, with its supervisor's token."""
+    if decision.action != Action.WRAP:
+        return []
+    if decision.in_place:
+        return [(decision.jobs[w.job], w.token) for w in decision.in_place]
+    if decision.job_token is None:  # a wrap always has its token
+        return []
+    return [(job, decision.job_token) for job in decision.jobs]
 
 
 def quote_for_wrapper(line: str) -> str:
@@ -66,7 +97,10 @@ def quote_for_wrapper(line: str) -> str:
 
 
 def explain_json(decision: Decision) -> dict[str, Any]:
-    """The `data` of `corral explain --json`: exactly these keys (a contract)."""
+    """The `data` of `corral explain --json`: exactly these keys (a contract). A job's
+    `rewritten` is its own in-place rewrite; `note` says why a job runs as written."""
+    rewritten = {w.job: w.text for w in decision.in_place}
+    notes = dict(decision.notes)
     return {
         "readable": decision.readable,
         "reason": decision.reason,
@@ -75,8 +109,15 @@ def explain_json(decision: Decision) -> dict[str, Any]:
         "rewritten": decision.rewritten,
         "refusal": decision.refusal,
         "jobs": [
-            {"display": j.display, "identity": j.identity, "cwd": j.cwd, "port": j.port}
-            for j in decision.jobs
+            {
+                "display": j.display,
+                "identity": j.identity,
+                "cwd": j.cwd,
+                "port": j.port,
+                "rewritten": rewritten.get(index),
+                "note": notes.get(index),
+            }
+            for index, j in enumerate(decision.jobs)
         ],
     }
 
@@ -102,6 +143,18 @@ def decide(
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
         reason = plain_reason(line)
         return _untouched(reason is None, reason)
+    if not background and _LONE_AMP.search(line):
+        from corral.core.shell import inplace
+
+        midline = inplace.decide_in_place(
+            line, cwd, home, extra_runners, package_scripts, wrapper, token
+        )
+        if midline is not None:
+            refusal = _refusal(midline.checked, live, held_ports)
+            if refusal is not None:
+                specs = tuple(job.spec for job in midline.checked)
+                return Decision(True, None, Action.REFUSE, None, None, refusal, specs)
+            return midline.decision
     found = find_jobs(line, cwd, home, extra_runners, package_scripts)
     if not isinstance(found, Found):
         return _untouched(False, found.reason)
@@ -132,6 +185,14 @@ def decide(
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
 
 
+def shell_words(argv: Sequence[str]) -> str:
+    """A supervisor's argv (from `locations.supervisor_argv`, ending in `-- LINE`) as shell
+    text: plain words as they are, the others and the line itself quoted."""
+    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in argv[:-1]]
+    words.append(quote_for_wrapper(argv[-1]))  # the line itself: always quoted
+    return " ".join(words)
+
+
 def _rewrite(
     wrapper: Sequence[str],
     mode: Mode,
@@ -151,9 +212,7 @@ def _rewrite(
         port=next((s.port for s in specs if s.port is not None), None),
         job_cwd=job_cwd,
     )
-    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in argv[:-1]]
-    words.append(quote_for_wrapper(argv[-1]))  # the line itself: always quoted
-    return " ".join(words) + (" &" if mode is Mode.DETACHED else "")
+    return shell_words(argv) + (" &" if mode is Mode.DETACHED else "")
 
 
 def _refusal(

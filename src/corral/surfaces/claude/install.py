@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from corral.errors import CorralError
-from corral.surfaces.claude import hook, statusline
+from corral.surfaces.claude import hook, prefix, statusline
 
 # Our entry points as settings name them: the launchers, then the scripts they load (what
 # earlier versions of corral wrote, still recognised so that a reinstall replaces them).
@@ -131,14 +131,54 @@ def chained_command(ours: str) -> str | None:
     return None
 
 
+def _env(settings: Settings) -> dict[str, Any]:
+    env = settings.get("env", {})
+    if not isinstance(env, dict):
+        raise InstallError("`env` is not a JSON object: fix it by hand first")
+    return env
+
+
+def _merge_prefix(out: Settings, launcher: str) -> None:
+    """Our shell prefix in the settings' `env`; a prefix of the user's own is kept in
+    CHAINED, which ours runs after it (Claude Code accepts a single program there)."""
+    env = _env(out)
+    current = env.get(prefix.PREFIX)
+    if isinstance(current, str) and current and not prefix.active({prefix.PREFIX: current}):
+        env[prefix.CHAINED] = current
+    env[prefix.PREFIX] = launcher
+    out["env"] = env
+
+
+def _unmerge_prefix(out: Settings) -> None:
+    env = out.get("env")
+    if not isinstance(env, dict):
+        return
+    current = env.get(prefix.PREFIX)
+    if not isinstance(current, str) or not prefix.active({prefix.PREFIX: current}):
+        return
+    theirs = env.pop(prefix.CHAINED, None)
+    if isinstance(theirs, str) and theirs:
+        env[prefix.PREFIX] = theirs
+    else:
+        del env[prefix.PREFIX]
+    if env:
+        out["env"] = env
+    else:
+        out.pop("env", None)
+
+
 def merge(
     settings: Mapping[str, Any],
     hook_commands: Mapping[str, str] | None,
     statusline_command: Callable[[str | None], str] | None,
+    shell_prefix: str | None = None,
 ) -> Settings:
-    """`settings` with our hooks (`hook_commands`: event -> command; None: leave hooks) and
-    our status line (`statusline_command(theirs)` gives ours, chaining theirs; None: leave it)."""
+    """`settings` with our hooks (`hook_commands`: event -> command; None: leave hooks), our
+    status line (`statusline_command(theirs)` gives ours, chaining theirs; None: leave it) and
+    our shell prefix (the program's path; None: leave `env`)."""
     out: Settings = copy.deepcopy(dict(settings))
+    if shell_prefix is not None:
+        _merge_prefix(out, shell_prefix)
     if hook_commands is not None:
         _check_hooks(out)
         hooks = out.setdefault("hooks", {})
@@ -160,8 +200,10 @@ def merge(
 
 
 def unmerge(settings: Mapping[str, Any]) -> Settings:
-    """`settings` without anything of ours; their status line comes back from inside ours."""
+    """`settings` without anything of ours; their status line and shell prefix come back."""
     out: Settings = copy.deepcopy(dict(settings))
+    if "env" in out:
+        _unmerge_prefix(out)
     hooks = out.get("hooks")
     if isinstance(hooks, dict):
         _check_hooks(out)
@@ -191,6 +233,8 @@ def unmerge(settings: Mapping[str, Any]) -> Settings:
 def settings_path(scope: str, project: Path, home: Path) -> Path:
     if scope == "user":
         return home / ".claude" / "settings.json"
+    if scope == "local":
+        return project / ".claude" / "settings.local.json"
     return project / ".claude" / "settings.json"
 
 
@@ -269,16 +313,26 @@ def install(
     *,
     statusline_only: bool = False,
     with_statusline: bool = True,
+    with_prefix: bool = True,
+    prefix_only: bool = False,
 ) -> Report:
-    """Merge our hooks (unless `statusline_only`) and status line into the scope's settings
-    and write `/procs` beside them. Running it again changes nothing."""
+    """Merge our hooks (unless `statusline_only` or `prefix_only`), status line and shell
+    prefix (writing its program) into the scope's settings and write `/procs` beside them.
+    Running it again changes nothing."""
     path = settings_path(scope, project, home)
     current = read_settings(path)
     hint = PLUGIN_HINT if statusline_only else SETTINGS_HINT
+    launcher = None
+    if (with_prefix and not statusline_only) or prefix_only:
+        from corral.lowlevel import locations
+
+        launcher = prefix.launcher_path(locations.home_dir())
+        prefix.write_launcher(launcher)
     new = merge(
         current,
-        None if statusline_only else hook_commands(),
-        statusline_for(hint) if with_statusline or statusline_only else None,
+        None if statusline_only or prefix_only else hook_commands(),
+        statusline_for(hint) if (with_statusline or statusline_only) and not prefix_only else None,
+        launcher,
     )
     report = Report(path, new != current)
     if report.changed:
@@ -287,7 +341,7 @@ def install(
         report.notes.append(
             f"{path} sets disableAllHooks: Claude Code runs no hook and no status line"
         )
-    if not statusline_only:
+    if not statusline_only and not prefix_only:
         target = commands_dir(scope, project, home) / "procs.md"
         text = installed_procs_command()
         if target.exists() and PROCS_MARK not in target.read_text(encoding="utf-8"):

@@ -15,12 +15,25 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
+from corral.surfaces.claude import notes
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
 
 
 def context(decision: Decision) -> str:
     """What the model is told about the job it just started."""
+    if decision.in_place:
+        started = []
+        for wrap in decision.in_place:
+            moved = decision.jobs[wrap.job]
+            port = f", port {moved.port}" if moved.port else ""
+            started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
+        return (
+            f"corral supervises {'; '.join(started)} (each sent to the background in this "
+            "line, rewritten in place; the rest of the line ran as written). `corral ls` "
+            "lists them with their ports; `corral stop ID` stops one with every process it "
+            "started. Reuse them rather than starting the same servers again."
+        )
     job = decision.job_token[:8] if decision.job_token else "?"
     spec = decision.jobs[0] if decision.jobs else None
     what = f"`{spec.display}`" if spec else "this command"
@@ -31,6 +44,12 @@ def context(decision: Decision) -> str:
         f"`corral ls` lists it with its ports; `corral stop {job}` stops it with every "
         "process it started. Reuse it rather than starting the same server again."
     )
+
+
+def _agent_pid() -> int | None:
+    """The agent that runs the rewritten line: its reservation ends if the agent is gone."""
+    raw = os.environ.get("CLAUDE_PID", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
 
 
 def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> str | None:
@@ -46,13 +65,16 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
     settings = config.load()
+    if notes.active(os.environ):
+        return _refusal_only(payload, tool_input, cwd=cwd, settings=settings, home=home)
     mode = payload.get("permission_mode")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or cwd
     verdicts: list[str] = []
 
     def accept(decision: Decision) -> bool:
         """Reserve the job only when the user's rules let corral rewrite the line."""
-        assert decision.rewritten is not None
+        if decision.rewritten is None:  # a wrap always has its rewrite; nothing to reserve
+            return False
         mode_text = mode if isinstance(mode, str) else None
         verdicts.append(claude.permission(line, decision.rewritten, cwd, project, mode_text))
         return verdicts[-1] in REWRITES
@@ -64,6 +86,7 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
         wrapper=claude.wrapper(settings),
         extra_runners=config.extra_runners(settings),
         accept=accept,
+        holder=_agent_pid(),
     )
     verdict = verdicts[-1] if verdicts else "none"
     out: dict[str, Any] = {"hookEventName": "PreToolUse"}
@@ -81,4 +104,40 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
             )
     else:
         return None
+    return json.dumps({"hookSpecificOutput": out})
+
+
+def _refusal_only(
+    payload: dict[str, Any],
+    tool_input: dict[str, Any],
+    *,
+    cwd: str,
+    settings: dict[str, Any],
+    home: str,
+) -> str | None:
+    """With corral's shell prefix installed the prefix supervises at execution, after
+    Claude Code's permission check, in every mode: the hook rewrites nothing. It only notes a
+    background call for the prefix (which cannot see `run_in_background`) and refuses a
+    duplicate or a held port early; nothing is reserved, the prefix reserves when it runs."""
+    from corral.service.admission import admit
+
+    line: str = tool_input["command"]
+    background = tool_input.get("run_in_background") is True
+    session = payload.get("session_id")
+    if background and isinstance(session, str):
+        notes.note_background(home, session, line)
+    decision = admit(
+        line,
+        background=background,
+        cwd=cwd,
+        extra_runners=config.extra_runners(settings),
+        reserve=False,
+    )
+    if decision.action != "refuse" or not decision.refusal:
+        return None
+    out = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": decision.refusal,
+    }
     return json.dumps({"hookSpecificOutput": out})

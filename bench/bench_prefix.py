@@ -1,0 +1,77 @@
+"""Shell prefix benchmark: what corral's CLAUDE_CODE_SHELL_PREFIX adds to every Bash call and
+every hook, p50, beside its targets (issue 13). Runs are interleaved with the baseline, so
+load hits both alike.
+
+    .venv/bin/python -m bench.bench_prefix [--runs N]
+
+- a Bash call that starts no long runner: ≤ 2 ms over `bash -c STRING` (the same string);
+- a hook's command: ≤ 2 ms over `/bin/sh -c COMMAND`;
+- a supervised start (`npm run dev` in Claude Code's string, through python, the line
+  reader, admission and the supervisor up to the job's exit): ≤ 80 ms over `bash -c`, the
+  hook's wrapped-line budget.
+Nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from bench._report import row
+from corral.core.claude.shell_string import compose
+from corral.surfaces.claude import prefix
+
+
+def _time(argv: list[str], env: dict[str, str], cwd: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--runs", type=int, default=60)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="corral-bench-prefix-") as tmp:
+        home = Path(tmp) / "home"
+        env = {**os.environ, "CORRAL_HOME": str(home), "SHELL": "/bin/bash"}
+        os.environ["CORRAL_HOME"] = str(home)
+        program = str(Path(tmp) / prefix.NAME)
+        prefix.write_launcher(program)
+        head = f"source {tmp}/snapshot-bash-1-a.sh 2>/dev/null || true && "
+        cwd_file = f"{tmp}/claude-cwd"
+        plain = compose("git status --short && ls -la src | grep py > files.txt", head, cwd_file)
+        hook_cmd = "true"
+        Path(tmp, "package.json").write_text(json.dumps({"scripts": {"dev": "true"}}))
+        runner = compose("npm run dev", head, cwd_file)
+        figures: dict[str, list[float]] = {k: [] for k in ("bash", "plain", "sh", "hook")}
+        for _ in range(args.runs):
+            figures["bash"].append(_time(["/bin/bash", "-c", plain], env, tmp))
+            figures["plain"].append(_time([program, plain], env, tmp))
+            figures["sh"].append(_time(["/bin/sh", "-c", hook_cmd], env, tmp))
+            figures["hook"].append(_time([program, hook_cmd], env, tmp))
+        started: dict[str, list[float]] = {"bash": [], "prefix": []}
+        for _ in range(max(5, args.runs // 6)):
+            started["bash"].append(_time(["/bin/bash", "-c", runner], env, tmp))
+            started["prefix"].append(_time([program, runner], env, tmp))
+    p50 = {k: statistics.median(v) for k, v in figures.items()}
+    row("bash -c STRING (baseline)", p50["bash"], None, "ms")
+    row("prefix, a Bash call with no long runner: added", p50["plain"] - p50["bash"], 2, "ms")
+    row("/bin/sh -c COMMAND (baseline)", p50["sh"], None, "ms")
+    row("prefix, a hook's command: added", p50["hook"] - p50["sh"], 2, "ms")
+    s50 = {k: statistics.median(v) for k, v in started.items()}
+    row("bash -c 'npm run dev' (baseline)", s50["bash"], None, "ms")
+    row("prefix, npm run dev supervised: added", s50["prefix"] - s50["bash"], 80, "ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""The in-place rewrite of a foreground line that sends long runners to the background
+mid-line: each such command alone goes under a supervisor of its own, every other byte of
+the line stays as it is.
+
+    npm run dev & sleep 2; curl -s localhost:5173
+    ->  <supervisor> --job T --detached --identity D --port 5173 --async -- 'npm run dev' &
+        sleep 2; curl -s localhost:5173
+
+`$!` is then the supervisor's pid, `wait $!` gives the command's status, and the job lives
+on, supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from corral.core.shell.folders import NoFolder
+from corral.core.shell.jobs import Job, JobSpec, runner_job
+from corral.core.shell.midline import Background, Unit, read_background
+from corral.core.shell.parse import Unreadable
+from corral.core.shell.plan import (
+    Action,
+    Decision,
+    InPlace,
+    Mode,
+    _same_dir,
+    shell_words,
+)
+from corral.lowlevel import locations
+from corral.lowlevel.locations import supervisor_argv
+from corral.lowlevel.redact import command_digest
+
+
+class Midline(NamedTuple):
+    decision: Decision  # wrap (in place) or untouched
+    checked: tuple[Job, ...]  # every long runner of the line, for duplicate and port checks
+
+
+def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value is needed
+    line: str,
+    cwd: str,
+    home: str,
+    extra_runners: Sequence[str],
+    package_scripts: Mapping[str, str],
+    wrapper: Sequence[str],
+    token: str | None,
+) -> Midline | None:
+    """The decision for a foreground line with an `&` that does not end it; None when the
+    line has none (or cannot be read this way), so the whole-line rules apply."""
+    found = read_background(line, cwd, home)
+    if isinstance(found, Unreadable) or not _midline(found):
+        return None
+    source = line.encode("utf-8")
+    try:
+        found_jobs = [
+            (item, job)
+            for item in found.placed
+            if (job := runner_job(item, source, home, extra_runners, package_scripts))
+        ]
+    except NoFolder as exc:
+        return Midline(Decision(False, str(exc), Action.UNTOUCHED, None, None, None, ()), ())
+    jobs = tuple(job for _, job in found_jobs)
+    specs = tuple(job.spec for job in jobs)
+    moves: list[tuple[Unit, list[int]]] = []
+    blocked: list[tuple[int, str]] = []
+    for unit in found.units:  # inner ones first: `(vite & wait) &` moves `vite`
+        mine = [at for at, (item, _) in enumerate(found_jobs) if item in unit.placed]
+        if not mine:
+            continue  # no long runner: it runs as written
+        if unit.blocker is not None:
+            blocked.extend((at, unit.blocker) for at in mine)
+        else:
+            moves.append((unit, mine))
+    moved = {at for _, mine in moves for at in mine}
+    notes = [(at, why) for at, why in dict(reversed(blocked)).items() if at not in moved]
+    if not moves:
+        decision = Decision(
+            True, None, Action.UNTOUCHED, None, None, None, specs, None, (), tuple(notes)
+        )
+        return Midline(decision, jobs)
+    first = token or os.urandom(16).hex()
+    wraps: list[InPlace] = []
+    for number, (unit, mine) in enumerate(moves):
+        own = first if number == 0 else command_digest(f"{first}\0{number}")[:32]
+        text = _wrap(wrapper, own, unit, [jobs[at].spec for at in mine], source)
+        wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
+    decision = Decision(
+        True, None, Action.WRAP, Mode.IN_PLACE, _splice(source, wraps), None, specs, first,
+        tuple(wraps), tuple(notes),
+    )  # fmt: skip
+    return Midline(decision, jobs)
+
+
+def _midline(found: Background) -> bool:
+    """An `&` that does not end the line (a single trailing `&` wraps the whole line)."""
+    units = found.units
+    return bool(units) and not (len(units) == 1 and units[0].trailing)
+
+
+def _wrap(
+    wrapper: Sequence[str], token: str, unit: Unit, specs: Sequence[JobSpec], source: bytes
+) -> str:
+    """`<supervisor> -- 'CMD'` for one unit; its first long runner names the job."""
+    spec = specs[0]
+    moved = not _same_dir(spec.cwd, unit.cwd)  # `cd web && vite &`: the job runs in web
+    # Never a tmux pane (the tmux backend's wrapper): the command keeps the caller's stdout,
+    # stdin and `$!`, which only the supervisor itself can give it.
+    launcher = [locations.LAUNCHER if w == locations.TMUX_WRAPPER else w for w in wrapper]
+    argv = supervisor_argv(
+        source[unit.start : unit.end].decode("utf-8"),
+        launcher=launcher,
+        mode="detached",  # lives on when the calling shell ends, as `CMD &` would
+        token=token,
+        identity=spec.identity,
+        port=next((s.port for s in specs if s.port is not None), None),
+        job_cwd=spec.cwd if moved else None,
+        options=["--async"],
+    )
+    return shell_words(argv)
+
+
+def _splice(source: bytes, wraps: Sequence[InPlace]) -> str:
+    out: list[bytes] = []
+    at = 0
+    for wrap in sorted(wraps, key=lambda w: w.start):
+        out += [source[at : wrap.start], wrap.text.encode("utf-8")]
+        at = wrap.end
+    out.append(source[at:])
+    return b"".join(out).decode("utf-8")

@@ -1,0 +1,179 @@
+"""corral's shell prefix inside the real Claude Code CLI 2.1.332, in manual (`default`) and
+`auto` permission mode: supervision happens at execution, after Claude Code's own permission
+check, so it is the same in every mode.
+
+Against a local model server auto mode's safety classifier does not run (Claude Code refuses
+what would need it), so these runs cover the lines an allow rule lets run; a command the
+classifier approves reaches the prefix exactly like them, which the last test shows: the
+string and the environment the prefix receives carry nothing of the mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral.surfaces.claude import prefix
+from tests.claude.fake_api import Text, Turn, block_text
+from tests.claude.harness import ClaudeCLI
+from tests.claude.test_hooks_e2e import bash, free_port, listening, records
+from tests.helpers import corral, job_pids
+
+pytestmark = pytest.mark.slow
+
+WAIT = """\
+#!/bin/sh
+# wait.sh PORT...: until every port listens, then what corral lists
+for port in "$@"; do
+  n=0
+  until python3 -c "import socket,sys; sys.exit(socket.socket().connect_ex(('127.0.0.1', $port)))"
+  do n=$((n + 1)); [ $n -lt 300 ] || break; sleep 0.1; done
+done
+exec corral ls --all --json
+"""
+# Manual mode: every Bash line (2.1.332 asks about a `cmd &` line beyond a prefix rule).
+# Auto mode drops so broad a rule and sends a `&` line to its classifier, which a local model
+# server does not have: there, the lines named by rules.
+ALLOW = {
+    "default": ["Bash"],
+    "auto": ["Bash(python3 -m http.server:*)", "Bash(./wait.sh:*)", "Bash(corral stop:*)"],
+}
+
+
+def install(claude: ClaudeCLI, permissions: dict[str, Any]) -> None:
+    """corral installed as a user would, the project trusted (in `-p`, 2.1.332 ignores a
+    project's allow rules until then) and `permissions` added."""
+    env = {**os.environ, "HOME": str(claude.home)}
+    done = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads(claude.settings_path().read_text())
+    assert prefix.active(settings["env"])
+    claude.write_settings({**settings, "permissions": permissions})
+    config = claude.home / ".claude.json"
+    data = json.loads(config.read_text()) if config.exists() else {}
+    data.setdefault("projects", {})[str(claude.project)] = {"hasTrustDialogAccepted": True}
+    config.write_text(json.dumps(data))
+    (claude.project / "web").mkdir()
+    wait = claude.project / "wait.sh"
+    wait.write_text(WAIT)
+    wait.chmod(0o755)
+
+
+def args(mode: str) -> list[str]:
+    return ["--output-format", "json", "--permission-mode", mode]
+
+
+@pytest.mark.parametrize("mode", ["default", "auto"])
+def test_servers_are_supervised_listed_refused_again_and_stopped(
+    claude: ClaudeCLI, corral_home: Path, mode: str
+) -> None:
+    install(claude, {"allow": ALLOW[mode]})
+    tasked, amped = free_port(), free_port()
+    server = f"python3 -m http.server {tasked} --bind 127.0.0.1"
+    amp = f"cd web && python3 -m http.server {amped} --bind 127.0.0.1 &"  # another folder
+    ports = [tasked, amped] if mode == "default" else [tasked]
+    script: list[Turn] = [
+        bash(server, background=True),
+        *([bash(amp)] if mode == "default" else []),
+        bash(f"./wait.sh {' '.join(map(str, ports))}"),
+        bash(server, background=True),  # the same server again: refused, nothing starts
+        bash(server),  # and in the foreground
+        bash("corral stop --all --json"),
+        Text("stopped"),
+        Text("noted"),  # the background task's notification
+    ]
+    run = claude.run("start the servers", script, args=args(mode), timeout=180)
+    assert run.returncode == 0, run.explain()
+    results = run.tool_results()
+    if mode == "default":
+        assert not results.pop(1).get("is_error"), run.explain()
+    started, listed, again, again_fg, stopped = results[:5]
+    assert "running in background" in block_text(started), run.explain()
+    jobs = records(corral_home)
+    assert sorted(j["port"] for j in jobs) == sorted(ports), (jobs, run.explain())
+    by_port = {j["port"]: j for j in jobs}
+    assert by_port[tasked]["command"] == server and by_port[tasked]["mode"] == "task"
+    if mode == "default":
+        assert by_port[amped]["mode"] == "detached"
+        assert by_port[amped]["command"] == amp.removesuffix(" &")
+    rows = json.loads(block_text(listed)[block_text(listed).index("{") :])["data"]
+    session = run.result["session_id"]
+    for job in jobs:
+        [row] = [r for r in rows if r["id"] == job["id"]]
+        assert job["port"] in row["ports"] and row["session"] == session, row
+    for refused in (again, again_fg):
+        assert refused["is_error"] is True, run.explain()
+        assert by_port[tasked]["id"][:8] in block_text(refused), run.explain()
+        assert "corral stop" in block_text(refused)
+    assert "terminated" in block_text(stopped), run.explain()
+    assert {j["state"] for j in records(corral_home)} <= {"stopped", "killed"}
+    assert not listening(tasked) and not listening(amped)
+    assert not any(job_pids(j["id"]) for j in jobs)
+
+
+@pytest.mark.parametrize("kind", ["deny", "ask"])
+@pytest.mark.parametrize("mode", ["default", "auto"])
+def test_a_deny_or_ask_rule_for_the_original_still_refuses_it(
+    claude: ClaudeCLI, corral_home: Path, mode: str, kind: str
+) -> None:
+    """The rule names the model's command, which is what Claude Code checks: nothing of
+    corral's is in it. An ask rule in `-p` is a refusal (nobody to ask)."""
+    install(claude, {"allow": ALLOW[mode], kind: ["Bash(python3 -m http.server:*)"]})
+    port = free_port()
+    script: list[Turn] = [bash(f"python3 -m http.server {port}", background=True), Text("ok")]
+    run = claude.run("go", script, args=args(mode), timeout=180)
+    [result] = run.tool_results()
+    text = block_text(result)
+    assert result["is_error"] is True, run.explain()
+    assert "Auto mode is unavailable" not in text, run.explain()  # the rule decided
+    assert records(corral_home) == [] and not listening(port)
+
+
+DUMP = """\
+#!/bin/sh
+# a user's own prefix that dumps what Claude Code hands the prefix, then runs it
+{{ printf '%s\\n' "$1"; env | cut -d= -f1 | sort | tr '\\n' ' '; echo; }} >> {log}
+exec /bin/bash -c "$1"
+"""
+
+
+def test_the_prefix_receives_the_same_string_and_environment_in_every_mode(
+    claude: ClaudeCLI, tmp_path: Path
+) -> None:
+    """What Claude Code hands the prefix (through a user's prefix chained behind corral's)
+    is the same in manual and auto mode: nothing in it tells the modes apart, so the prefix
+    decides the same either way. SessionStart and PreToolUse hooks ran through it too."""
+    theirs, log = tmp_path / "their-prefix", tmp_path / "seen.log"
+    theirs.write_text(DUMP.format(log=log))
+    theirs.chmod(0o755)
+    settings: dict[str, Any] = {"env": {prefix.PREFIX: str(theirs)}}
+    claude.write_settings(settings)
+    install(claude, {"allow": ["Bash(echo:*)"]})
+    env_block = json.loads(claude.settings_path().read_text())["env"]
+    assert env_block[prefix.CHAINED] == str(theirs)
+    seen: dict[str, list[str]] = {}
+    for mode in ("default", "auto"):
+        log.unlink(missing_ok=True)
+        run = claude.run("go", [bash("echo same"), Text("ok")], args=args(mode), timeout=180)
+        assert run.returncode == 0, run.explain()
+        assert block_text(run.tool_results()[0]).strip() == "same", run.explain()
+        seen[mode] = [_normalise(line, claude) for line in log.read_text().splitlines()]
+    assert seen["default"] == seen["auto"]
+    text = "\n".join(seen["default"])
+    assert "run_hook.py session-start" in text and "run_hook.py pre-tool-use" in text
+    assert "eval 'echo same' < /dev/null && pwd -P >| " in text
+    assert prefix.CHAINED not in text  # taken out before anything runs
+
+
+def _normalise(line: str, claude: ClaudeCLI) -> str:
+    """A line of the dump without what differs between any two runs (temporary names)."""
+    import re
+
+    line = line.replace(str(claude.tmp), "<tmp>")
+    line = re.sub(r"snapshot-bash-\d+-\w+\.sh", "snapshot.sh", line)
+    line = re.sub(r"claude-[0-9a-f]+-cwd", "cwd", line)
+    return re.sub(r"CORRAL_SESSION=[\w-]+", "CORRAL_SESSION=<id>", line)

@@ -1,0 +1,193 @@
+"""Differential: a line that sends commands to the background mid-line behaves the same run
+as written and run with those commands rewritten in place under the real supervisor: the
+same stdout, stderr and exit status, the same `$!`/`wait` results, the signal dispositions
+and open fds the job sees, stdin at EOF, environment, umask and folder (pids aside).
+
+The backgrounded commands here are made long runners through the user's own patterns
+(`extra_runners`), so that small, deterministic commands stand in for servers. Lines run
+under bash (zsh too when it is installed); all of them at once on a few threads.
+
+One difference is by design and masked: when the job dies of a signal bash reports
+(`line 1: 4242 Hangup   CMD`), the notice names the command `$!` ran, which is now the
+supervisor's command line; its pid and that text are replaced by placeholders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from corral.core.shell.plan import decide
+from tests.helpers import LAUNCHER
+from tests.lines_corpus import STDIN
+from tests.test_transparency import line_environment
+
+EXTRA = ("sh", "cat", "printf")
+WRAPPER = (sys.executable, "-I", "-S", str(LAUNCHER))
+
+# The command sent to the background; each prints only what is the same on every run.
+UNITS = [
+    "sh -c 'echo out; echo err >&2'",
+    "sh -c 'exit 3'",
+    "sh -c 'kill -TERM $$'",
+    "sh -c 'kill -INT $$; kill -QUIT $$; echo int-and-quit-ignored'",
+    "sh -c 'grep ^SigIgn /proc/$$/status'",
+    "sh -c 'cd /proc/$$/fd && echo fds *'",  # builtins only: no pipe of its own is open
+    "cat",
+    "sh -c 'read x; echo read=$?'",
+    "sh -c 'umask; pwd'",
+    "X=1 sh -c 'echo x=$X'",
+    "env Y=2 sh -c 'echo y=$Y; echo home=$HOME'",
+    "nohup sh -c 'echo nohup-out' 2>/dev/null",
+    "setsid sh -c 'echo in-a-new-session'",
+    "sh -c 'echo to-file; echo e >&2' > f.txt 2>&1",
+    "sh -c 'echo b; echo a; echo c' | sort -r",
+    "cd sub && sh -c 'pwd; echo in-sub'",
+    "sh -c 'echo via-fd-3 >&3' 3>&1",
+    "sh -c 'sleep 0.2; echo late'",
+    "printf '%s|' one 'two words' \"three\"",
+    "sh -c 'trap \"echo got-usr1\" USR1; kill -USR1 $$; exit 5'",
+    'sh -c \'echo "$0" "$#" "$*"\' arg0 a \'b c\'',
+    "sh -c 'yes | head -n 3'",
+]
+# What follows `UNIT &`: nothing racy is printed before the job is waited for.
+TAILS = [
+    "wait $!; echo rc=$?",
+    "p=$!; wait $p; echo rc=$?",
+    "wait; echo all-done",
+    "sleep 0.05; wait $!; echo rc=$?",
+    "true && wait $! && echo ok || echo failed=$?",
+    "wait $!\necho rc=$?",
+    "wait $! 2>/dev/null; s=$?; echo status=$s; wait $! 2>/dev/null; echo again=$?",
+]
+# Whole lines around a unit (`{u}`), or with several units.
+SHAPES = [
+    "( {u} & wait $!; echo sub-rc=$? ); echo after=$?",
+    "{{ {u} & wait $!; echo group-rc=$?; }}",
+    "{{ {u} & }} 3>&1; wait; echo braced",
+    "umask 077; {u} & wait $!; echo rc=$?",
+    "export Z=9; {u} & wait $!; echo rc=$?",
+    "cd sub; {u} & wait $!; echo rc=$?",
+]
+MULTI = [
+    "sh -c 'echo a > a.txt' & printf b > b.txt & wait; cat a.txt b.txt",
+    "sh -c 'exit 4' & p=$!; cat no-such-file 2>/dev/null & q=$!; wait $p; echo p=$?; wait $q\n"
+    "echo q=$?",
+    "sh -c 'sleep 5' & kill $!; wait $!; echo killed=$?",
+    "sh -c 'sleep 5' & p=$!; kill -TERM $p; wait $p; echo killed=$?",
+    "sh -c 'exit 2' & sleep 0.1; wait $!; echo rc=$?; echo done",
+    "sh -c 'echo x' > x.txt & wait; printf y > y.txt & wait; cat x.txt y.txt",
+    "sh -c 'exit 7' & printf second & wait; echo all",
+    "sh -c 'echo one' > one.txt & sleep 1 & wait; cat one.txt",
+    "mkfifo pipe; (sh -c 'echo inner > pipe' &); cat pipe",  # double fork: no wait; a FIFO
+    "mkfifo r; sh -c 'trap \"echo hup; exit 4\" HUP; echo > r; while :; do sleep 0.05; done' & "
+    "read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    "mkfifo r; sh -c 'trap \"echo usr1; exit 5\" USR1; echo > r; while :; do sleep 0.05; done' "
+    "& read x < r; kill -USR1 $!; wait $!; echo rc=$?",
+    "mkfifo r; sh -c 'echo > r; sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    "sh -c 'exit 1' & wait $! || echo failed-as-expected",
+]
+
+
+def _lines() -> list[str]:
+    lines = [f"mkdir -p sub; {unit} & {tail}" for unit in UNITS for tail in TAILS]
+    lines += [f"mkdir -p sub; {shape.format(u=unit)}" for shape in SHAPES for unit in UNITS[:8]]
+    lines += [f"mkdir -p sub; {line}" for line in MULTI]
+    return lines
+
+
+LINES = _lines()
+
+
+def _rewrite(line: str, cwd: str) -> str:
+    d = decide(
+        line,
+        background=False,
+        cwd=cwd,
+        home=os.path.expanduser("~"),
+        wrapper=WRAPPER,
+        extra_runners=EXTRA,
+    )
+    assert d.action == "wrap" and d.mode == "in-place" and d.rewritten, (line, d)
+    return d.rewritten
+
+
+def _run(shell: str, text: str, env: dict[str, str], work: Path) -> tuple[bytes, bytes, int]:
+    """Run in `work`, made empty first: both runs of a line see the same folder."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    done = subprocess.run(
+        [shell, "-c", text], cwd=work, env=env, input=STDIN, capture_output=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    return done.stdout, done.stderr, done.returncode
+
+
+_NOTICE = re.compile(rb"(: line \d+: ) *\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
+
+
+def _masked(outcome: tuple[bytes, bytes, int]) -> tuple[bytes, bytes, int]:
+    """bash's notice of a job killed by a signal, with its pid and command text masked."""
+    out, err, code = outcome
+    return out, _NOTICE.sub(rb"\1PID \2 <command>", err), code
+
+
+def _compare(shell: str, line: str, env: dict[str, str]) -> str | None:
+    rewritten = _rewrite(line, "/nonexistent-cwd")  # folders only feed the job's record
+    work = Path(tempfile.mkdtemp(prefix="corral-midline-"))
+    try:
+        direct = _run(shell, line, env, work)
+        moved = _run(shell, rewritten, env, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if _masked(direct) == _masked(moved):
+        return None
+    return f"{shell}: {line!r}\n  as written: {direct!r}\n  rewritten:  {moved!r}"
+
+
+def test_enough_lines() -> None:
+    assert len(LINES) >= 150, len(LINES)
+    assert len(set(LINES)) == len(LINES)
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+def test_rewritten_lines_behave_as_written(shell: str, corral_home: Path) -> None:
+    found = shutil.which(shell)
+    if found is None:
+        pytest.skip(f"{shell} is not installed")
+    env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        problems = [p for p in pool.map(lambda line: _compare(found, line, env), LINES) if p]
+    assert not problems, f"{len(problems)} of {len(LINES)} differ:\n" + "\n".join(problems)
+    # and they really were supervised: one ledger record per rewritten command at least
+    assert len(list((corral_home / "ledger").glob("*.json"))) >= len(LINES)
+
+
+def test_the_job_sees_a_shells_async_dispositions(corral_home: Path) -> None:
+    line = "sh -c 'grep ^SigIgn /proc/$$/status' & wait"
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    out, _, _ = _run("/bin/bash", _rewrite(line, "/"), env, corral_home / "work")
+    assert out == b"SigIgn:\t0000000000000006\n"  # SIGINT and SIGQUIT: as `CMD &` gets them
+
+
+def test_what_the_shell_ignores_the_job_ignores_too(corral_home: Path) -> None:
+    # restore_signals=False: the calling bash starts with SIGPIPE and SIGXFSZ ignored (as
+    # this Python process has them), and so does any `CMD &` it runs
+    line = "sh -c 'grep ^SigIgn /proc/$$/status' & wait"
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    seen = []
+    for text in (line, _rewrite(line, "/")):
+        done = subprocess.run(
+            ["/bin/bash", "-c", text], env=env, capture_output=True, check=True,
+            restore_signals=False, timeout=60,
+        )  # fmt: skip
+        seen.append(done.stdout)
+    assert seen[0] == seen[1] == b"SigIgn:\t0000000001001006\n"  # INT, QUIT, PIPE, XFSZ

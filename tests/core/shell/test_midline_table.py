@@ -1,0 +1,297 @@
+"""Table: commands sent to the background mid-line, and exactly how each line is rewritten.
+
+In a case's line, `[[…]]` marks the span corral must rewrite in place (the markers are not
+part of the line). The expected rewrite is built here, independently of the code: the span
+becomes `S --job T --detached --identity ID [--port N] [--meta job_cwd=DIR] --async -- 'SPAN'`
+and every other byte stays, where ID is the identity the whole-line reader gives the same
+runner. Lines without markers stay byte for byte untouched: `note` names why a long runner
+stays as written, `reason` why the line cannot be read at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+from corral.core.shell.plan import Decision, LiveJob, decide, quote_for_wrapper
+
+CWD = "/w/proj"
+HOME = "/home/u"
+TOKEN = "cd" * 16
+WRAPPER = ("S",)
+_MARK = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Case:
+    marked: str
+    ports: tuple[int | None, ...] = ()  # per marked span, when it names a port
+    cwds: tuple[str, ...] = ()  # per marked span, when the job runs elsewhere than CWD
+    note: str | None = None  # a long runner stays as written, because…
+    reason: str | None = None  # the line is unreadable, because…
+    refused: bool = False
+
+    @property
+    def line(self) -> str:
+        return _MARK.sub(r"\1", self.marked)
+
+
+def M(marked: str, *ports: int | None, cwds: tuple[str, ...] = ()) -> Case:
+    return Case(marked, ports, cwds)
+
+
+def N(line: str, note: str | None = None) -> Case:  # stays as written (note: why)
+    return Case(line, note=note)
+
+
+def X(line: str, reason: str) -> Case:  # unreadable
+    return Case(line, reason=reason)
+
+
+def R(line: str) -> Case:
+    return Case(line, refused=True)
+
+
+SHAPES = [
+    # one server, then something in the foreground
+    M("[[npm run dev]] & sleep 2; curl -s localhost:5173"),
+    M("[[npm run dev]] & sleep 2 && curl -s localhost:5173"),
+    M("[[npm run dev]] &sleep 2"),
+    M("[[npm run dev]]   &   sleep 2"),
+    M("[[npm start]] & sleep 3; curl localhost:3000"),
+    M("[[yarn dev]] & sleep 1"),
+    M("[[pnpm dev --host 0.0.0.0]] & sleep 1"),
+    M("[[bun run dev]] & sleep 1"),
+    M("[[vite]] & sleep 1", 5173),
+    M("[[vite --port 4000]] & sleep 1; curl localhost:4000", 4000),
+    M("[[npx vite --port=4001]] & sleep 1", 4001),
+    M("[[next dev -p 3001]] & sleep 1", 3001),
+    M("[[python3 -m http.server 8123]] & sleep 1; curl -s localhost:8123", 8123),
+    M("[[python -m http.server 8000 --bind 127.0.0.1]] & sleep 1", 8000),
+    M("[[uvicorn app:app --port 8010]] & sleep 1", 8010),
+    M("[[flask run -p 5001]] & sleep 1", 5001),
+    M("[[python manage.py runserver 8002]] & sleep 1", 8002),
+    M("[[hugo server]] & sleep 1", 1313),
+    M("[[docker compose up]] & sleep 5"),
+    M("[[go run ./cmd/api]] & sleep 1"),
+    M("[[tsc -w]] & sleep 1"),
+    M("[[nodemon server.js]] & sleep 1"),
+    M("[[PORT=3005 npm run dev]] & sleep 1", 3005),
+    # several servers
+    M("[[npm run dev:api]] & [[npm run dev:web]] & wait"),
+    M("[[vite --port 4100]] & [[next dev -p 4101]] & wait", 4100, 4101),
+    M(
+        "[[uvicorn api:app --port 8100]] & [[vite --port 5100]] & sleep 2; curl localhost:8100",
+        8100,
+        5100,
+    ),
+    M("[[vite --port 4200]] & sleep 1 & wait", 4200),
+    M("sleep 1 & [[vite --port 4300]] & wait", 4300),
+    M("[[vite --port 4400]] & echo started; [[next dev -p 4401]] & wait", 4400, 4401),
+    # `cd dir &&`, pushd, folders
+    M("[[cd web && npm run dev]] & sleep 2", cwds=(f"{CWD}/web",)),
+    M("[[cd web && npm run dev > dev.log 2>&1]] & sleep 2", cwds=(f"{CWD}/web",)),
+    M("[[cd /srv/app && vite]] & sleep 1", 5173, cwds=("/srv/app",)),
+    M("[[cd ~/site && vite]] & sleep 1", 5173, cwds=(f"{HOME}/site",)),
+    M("[[pushd web && vite]] & sleep 1", 5173, cwds=(f"{CWD}/web",)),
+    M("cd web; [[vite]] & sleep 1", 5173, cwds=(f"={CWD}/web",)),
+    M("[[cd web && vite]] & sleep 1", cwds=(f"{CWD}/web",)),
+    M("[[cd a && vite]] & [[cd b && next dev]] & wait", cwds=(f"{CWD}/a", f"{CWD}/b")),
+    M("[[env -C web vite]] & sleep 1", cwds=(f"{CWD}/web",)),
+    M("[[npm --prefix web run dev]] & sleep 1", cwds=(f"{CWD}/web",)),
+    # nohup, setsid, env, redirections around it
+    M("[[nohup npm run dev]] > dev.log 2>&1 & sleep 2; tail dev.log"),
+    M("[[nohup vite]] & sleep 1", 5173),
+    M("[[setsid npm run dev]] & sleep 1"),
+    M("[[setsid nohup vite --port 4500]] & sleep 1", 4500),
+    M("[[nohup setsid vite --port 4501]] & sleep 1", 4501),
+    M("[[env PORT=3006 npm run dev]] & sleep 1", 3006),
+    M("[[env X=1 Y=2 vite --port 4600]] & sleep 1", 4600),
+    M("[[X=1 vite --port 4601]] & sleep 1", 4601),
+    M("[[vite --port 4602]] > vite.log & sleep 1", 4602),
+    M("[[vite --port 4603]] 2>/dev/null & sleep 1", 4603),
+    M("[[vite --port 4604]] &>vite.log & sleep 1", 4604),
+    M("[[vite --port 4605]] < /dev/null & sleep 1", 4605),
+    M("[[vite --port 4606]] >> 'my log.txt' 2>&1 & sleep 1", 4606),
+    M("[[vite --port 4607 > a.log --host 0.0.0.0]] & sleep 1", 4607),
+    M("[[cd web && vite > vite.log 2>&1]] & sleep 1", 5173, cwds=(f"{CWD}/web",)),
+    # pipelines and lists as the backgrounded command
+    M("[[vite --port 4700 | tee vite.log]] & sleep 1", 4700),
+    M("[[vite --port 4701 2>&1 | grep -v debug]] & sleep 1", 4701),
+    M("[[npm install && npm run dev]] & sleep 5"),
+    M("[[npm run build || npm run dev]] & sleep 5"),
+    M("[[npm run dev]] & PID=$!; sleep 2; kill $PID"),
+    M("[[npm run dev]] & sleep 2; wait $!"),
+    # subshells and brace groups
+    M("([[npm run dev]] &) ; sleep 1"),
+    M("([[cd web && vite]] &); sleep 1", cwds=(f"{CWD}/web",)),
+    M("{ [[vite --port 4800]] & } ; sleep 1", 4800),
+    M("{ [[cd web && vite]] & }; sleep 1", cwds=(f"{CWD}/web",)),
+    M("{ cd web; [[vite]] & }; sleep 1", cwds=(f"={CWD}/web",)),
+    M("([[cd web && vite]] & sleep 1); ls", cwds=(f"{CWD}/web",)),
+    M("(cd web; [[vite]] & sleep 1); ls", cwds=(f"={CWD}/web",)),
+    M("( [[vite --port 4801]] & [[next dev -p 4802]] & wait )", 4801, 4802),
+    # the trailing `&` of a line that also has one mid-line
+    M("[[vite --port 4900]] & [[next dev -p 4901]] &", 4900, 4901),
+    M("[[vite --port 4902]] & sleep 100 &", 4902),
+    M("sleep 1 & [[vite --port 4903]] &", 4903),
+    # quoting inside the span survives: single quotes, double quotes, `'` itself
+    M("[[npm run dev -- --name 'my app']] & sleep 1"),
+    M('[[npm run dev -- --name "my app"]] & sleep 1'),
+    M('[[npm run dev -- --name "it\'s"]] & sleep 1'),
+    M("[[cd 'my app' && npm run dev]] & sleep 1", cwds=(f"{CWD}/my app",)),
+    M("[[vite --port 5000]] & sleep 1\nwait", 5000),
+    # not long runners: they run as written
+    N("sleep 1 & wait"),
+    N("sleep 1 & sleep 2 & wait"),
+    N("echo hi & wait"),
+    N("(sleep 1 &); echo hi"),
+    N("make build & wait"),
+    N("npm test & npm run lint & wait"),
+    N("sleep 5 & vite"),  # the foreground runner is only checked
+    # long runners a new shell could run otherwise: as written, and why
+    N("vite --port $PORT & sleep 1", "it uses a variable (`$PORT`)"),
+    N('npm run dev -- --name "$USER" & sleep 1', "it uses a variable (`$USER`)"),
+    N("vite --port ${PORT:-3000} & sleep 1", "it uses a variable"),
+    N("npm run dev -- *.js & sleep 1", "`*.js` may expand differently"),
+    N("npm run dev -- src/?.ts & sleep 1", "`src/?.ts` may expand differently"),
+    N("npm run dev -- --out=~/x & sleep 1", "`--out=~/x` may expand differently"),
+    N("set -e; vite & sleep 1", "the line runs `set` before it"),
+    N("shopt -s nullglob; vite & sleep 1", "the line runs `shopt` before it"),
+    N("alias vite=echo; vite & sleep 1", "the line runs `alias` before it"),
+    N("trap 'echo bye' EXIT; vite & sleep 1", "the line runs `trap` before it"),
+    N("vite && jobs & sleep 1", "it runs `jobs`, which reads this shell's own state"),
+    N("vite & sleep 1; jobs", "the line runs `jobs`, which would list the supervisor's"),
+    N("(vite) & sleep 1", "it is a ( … ) or { …; } group"),
+    N("{ vite; } & sleep 1", "it is a ( … ) or { …; } group"),
+    M("([[vite]] & wait) & sleep 1"),
+    N("(vite; wait) & sleep 1", "it is a ( … ) or { …; } group"),
+    # lines it cannot read: untouched, and which construct
+    X("vite & sleep $(cat delay)", "command substitution"),
+    X("vite & for i in 1 2; do curl x; done", "for loop"),
+    X("vite & sleep 1 # wait for it", "comment"),
+    X("vite & if true; then curl x; fi", "if statement"),
+    X("cd $DIR && vite & sleep 1", "the folder depends on a variable"),
+    X("eval vite & sleep 1", "`eval`"),
+    X("vite & cat <<EOF\nx\nEOF", "heredoc"),
+    X("exec vite & sleep 1", "`exec`"),
+    X("npm run dev -- {a,b} & sleep 1", "brace expansion"),
+    X("sudo setsid vite & sleep 1", "setsid"),
+    # duplicates and ports are refused within the line, as for a whole-line wrap
+    R("vite & vite & wait"),
+    R("npm run dev & yarn dev & wait"),
+    R("vite --port 5200 & next dev -p 5200 & wait"),
+    R("vite & sleep 1; npx vite"),
+]
+
+
+def _decide(line: str, **kw: object) -> Decision:
+    return decide(line, background=False, cwd=CWD, home=HOME, wrapper=WRAPPER, token=TOKEN, **kw)  # type: ignore[arg-type]
+
+
+def _tokens(decision: Decision) -> list[str]:
+    return [w.token for w in decision.in_place]
+
+
+def _expected(case: Case, decision: Decision) -> str:
+    """The marked line with each span wrapped, built from the case alone (plus the tokens,
+    which are random apart from the first)."""
+    out: list[str] = []
+    at = 0
+    for number, match in enumerate(_MARK.finditer(case.marked)):
+        span = match.group(1)
+        out.append(_MARK.sub(r"\1", case.marked[at : match.start()]))
+        bare = re.sub(r"^(setsid |nohup )+", "", span)  # the whole-line reader refuses setsid
+        ident = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].identity
+        words = ["S", "--job", _tokens(decision)[number], "--detached", "--identity", ident]
+        port = case.ports[number] if number < len(case.ports) else None
+        if port is None:
+            port = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].port
+        if port is not None:
+            words += ["--port", str(port)]
+        if number < len(case.cwds) and not case.cwds[number].startswith("="):
+            meta = f"job_cwd={case.cwds[number]}"
+            words += ["--meta", quote_for_wrapper(meta) if " " in meta else meta]
+        words.append("--async")
+        out.append(" ".join([*words, "--", quote_for_wrapper(span)]))
+        at = match.end()
+    out.append(_MARK.sub(r"\1", case.marked[at:]))
+    return "".join(out)
+
+
+def test_enough_shapes() -> None:
+    assert len(SHAPES) >= 60
+    assert len({c.line for c in SHAPES}) == len(SHAPES)
+
+
+@pytest.mark.parametrize("case", SHAPES, ids=[repr(c.line)[:70] for c in SHAPES])
+def test_shape(case: Case) -> None:
+    d = _decide(case.line)
+    spans = _MARK.findall(case.marked)
+    if case.reason is not None:
+        assert not d.readable and d.action == "untouched" and d.rewritten is None, d
+        assert d.reason and case.reason in d.reason, d.reason
+        return
+    if case.refused:
+        assert d.action == "refuse" and d.refusal and d.refusal.startswith("corral refused"), d
+        return
+    if not spans:
+        assert d.action == "untouched" and d.rewritten is None and d.readable, d
+        notes = [note for _, note in d.notes]
+        if case.note is None:
+            assert not notes, notes
+        else:
+            assert notes and case.note in notes[0], notes
+        return
+    assert d.action == "wrap" and d.mode == "in-place", d
+    assert len(d.in_place) == len(spans), d.in_place
+    assert _tokens(d)[0] == TOKEN
+    assert d.rewritten == _expected(case, d)
+    for number, wrap in enumerate(d.in_place):
+        job = d.jobs[wrap.job]
+        if number < len(case.cwds):
+            assert job.cwd == case.cwds[number].lstrip("="), job
+        if number < len(case.ports) and case.ports[number] is not None:
+            assert job.port == case.ports[number], job
+
+
+def test_the_tokens_of_one_line_differ() -> None:
+    d = _decide("vite --port 4100 & next dev -p 4101 & uvicorn a:app & wait")
+    assert len(set(_tokens(d))) == 3
+
+
+def test_a_running_duplicate_is_refused_with_what_to_reuse() -> None:
+    live = [LiveJob("f" * 32, 4242, _decide("vite & sleep 1").jobs[0].identity, CWD, (5173,),
+                    60.0, "vite")]  # fmt: skip
+    d = decide("vite & sleep 1; curl localhost:5173", background=False, cwd=CWD, home=HOME,
+               live=live, token=TOKEN)  # fmt: skip
+    assert d.action == "refuse" and d.refusal is not None
+    assert d.refusal.startswith("corral refused: `vite` is already running in /w/proj as corral")
+    assert "http://localhost:5173" in d.refusal
+
+
+def test_a_held_port_is_refused() -> None:
+    live = [LiveJob("e" * 32, 4243, "0" * 16, "/elsewhere", (4000,), 5.0, "other")]
+    d = decide("vite --port 4000 & sleep 1", background=False, cwd=CWD, home=HOME, live=live)
+    assert d.action == "refuse" and d.refusal is not None and "port 4000" in d.refusal
+
+
+def test_a_background_call_still_wraps_the_whole_line() -> None:
+    # The whole line runs under one supervisor, which already leads every command it sends
+    # to the background (same group, subreaper): nothing is rewritten in place.
+    d = decide("vite & sleep 2; curl x", background=True, cwd=CWD, home=HOME, token=TOKEN)
+    assert d.action == "wrap" and d.mode == "task" and not d.in_place
+
+
+def test_the_tmux_backend_still_runs_a_mid_line_command_under_the_supervisor() -> None:
+    from corral.lowlevel import locations
+
+    tmux = ("python3", "-I", "-S", locations.TMUX_WRAPPER, "--grace", "5")
+    d = decide("vite & sleep 1", background=False, cwd=CWD, home=HOME, wrapper=tmux)
+    assert d.rewritten is not None and d.mode == "in-place"
+    assert d.rewritten.startswith(f"python3 -I -S {locations.LAUNCHER} --grace 5 --job ")
+    assert locations.TMUX_WRAPPER not in d.rewritten
+    whole = decide("vite", background=True, cwd=CWD, home=HOME, wrapper=tmux)
+    assert whole.rewritten is not None and locations.TMUX_WRAPPER in whole.rewritten

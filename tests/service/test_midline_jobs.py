@@ -1,0 +1,75 @@
+"""A long runner sent to the background mid-line, rewritten in place by admission and run by
+a real shell: `$!` is its supervisor, `kill $!` stops the whole job, and after the shell is
+gone the job lives on, listed with its port and session, refused as a duplicate, stoppable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from corral.service.admission import admit
+from tests.helpers import LAUNCHER, alive, corral, corral_json, free_port, job_pids, wait_for
+
+WRAPPER = [sys.executable, "-I", "-S", str(LAUNCHER)]
+SESSION = "midline-session-1"
+
+
+def run_line(line: str, cwd: Path) -> tuple[str, subprocess.CompletedProcess[str]]:
+    decision = admit(line, background=False, cwd=str(cwd), wrapper=WRAPPER)
+    assert decision.action == "wrap" and decision.mode == "in-place", decision
+    assert decision.rewritten is not None and decision.job_token is not None
+    env = dict(os.environ, CLAUDE_CODE_SESSION_ID=SESSION, SHELL="/bin/bash")
+    done = subprocess.run(
+        ["bash", "-c", decision.rewritten], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    return decision.job_token, done
+
+
+def test_the_job_outlives_the_shell_listed_refused_and_stoppable(tmp_path: Path) -> None:
+    port = free_port()
+    server = f"python3 -m http.server {port} --bind 127.0.0.1"
+    line = f"{server} > /dev/null 2>&1 & echo pid=$!; sleep 0.2"
+    token, done = run_line(line, tmp_path)
+    assert done.returncode == 0, done.stderr
+    supervisor = int(done.stdout.split("pid=")[1].split()[0])
+    listed = wait_for(
+        lambda: [j for j in corral_json("ls")["data"] if j["id"] == token and j["ports"]],
+        what="the in-place job listed with its port",
+    )[0]
+    assert listed["pid"] == supervisor  # `$!` was the supervisor
+    assert listed["session"] == SESSION and port in listed["ports"], listed
+    assert listed["state"] == "running"
+    session = corral_json("ls", "--session", SESSION)["data"]
+    assert [j["id"] for j in session if j.get("id")] == [token]
+    again = admit(f"{server} & sleep 1", background=False, cwd=str(tmp_path), wrapper=WRAPPER)
+    assert again.action == "refuse" and again.refusal is not None
+    assert token[:8] in again.refusal and f"http://localhost:{port}" in again.refusal
+    pids = job_pids(token)
+    assert pids
+    out = corral("stop", token[:8])
+    assert out.returncode == 0 and "terminated" in out.stdout, out.stdout + out.stderr
+    wait_for(lambda: not any(alive(p) for p in [supervisor, *pids]), what="the job's end")
+
+
+def test_kill_bang_stops_the_whole_job_escapees_included(tmp_path: Path) -> None:
+    sleeper = tmp_path / "corral-escapee"  # a copy of sleep: pgrep -x finds it by name
+    sleeper.write_bytes(Path("/bin/sleep").read_bytes())
+    sleeper.chmod(0o755)
+    runner = tmp_path / "runner"
+    runner.write_text(f"#!/bin/sh\nsetsid {sleeper} 300 &\n({sleeper} 301 &)\n{sleeper} 302\n")
+    runner.chmod(0o755)
+    line = "./runner & p=$!; sleep 1; kill $p; wait $p; echo rc=$?; "
+    line += "pgrep -x corral-escapee || echo none-left"
+    decision = admit(
+        line, background=False, cwd=str(tmp_path), wrapper=WRAPPER, extra_runners=["./runner"]
+    )
+    assert decision.mode == "in-place" and decision.rewritten is not None, decision
+    env = dict(os.environ, SHELL="/bin/bash")
+    done = subprocess.run(
+        ["bash", "-c", decision.rewritten], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.stdout.endswith("rc=143\nnone-left\n"), done.stdout + done.stderr

@@ -1,0 +1,59 @@
+"""The hook on a foreground line that sends a server to the background mid-line: only that
+command is rewritten, every field kept, the model told which job it is."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from corral.surfaces.claude import hook
+from tests.helpers import free_port
+from tests.surfaces.claude.test_hook import answer, payload, run_hook
+
+
+def test_only_the_backgrounded_server_is_rewritten(tmp_path: Path) -> None:
+    port = free_port()
+    tail = f" & sleep 1; curl -s localhost:{port}"
+    line = f"python3 -m http.server {port}{tail}"
+    result = answer(run_hook("pre-tool-use", payload(line, tmp_path, timeout=9000)))
+    new = result["updatedInput"]
+    assert {k: v for k, v in new.items() if k != "command"} == {"description": "d", "timeout": 9000}
+    command: str = new["command"]
+    assert command.endswith(f" --async -- 'python3 -m http.server {port}'{tail}"), command
+    words = command.split(" ")
+    launcher = str(Path(hook.__file__).resolve().parents[2] / "supervisor" / "launcher.py")
+    assert words[:4] == [sys.executable, "-I", "-S", launcher]
+    assert "--detached" in words and words[words.index("--port") + 1] == str(port)
+    token = words[words.index("--job") + 1]
+    context = result["additionalContext"]
+    assert f"`python3 -m http.server {port}` as job {token[:8]} in {tmp_path}, port {port}" in (
+        context
+    )
+    assert "rewritten in place" in context
+    assert "permissionDecision" not in result  # no rule speaks for this line
+
+
+def test_a_runner_it_cannot_move_exactly_runs_as_written(tmp_path: Path) -> None:
+    result = run_hook("pre-tool-use", payload("vite --port $P & sleep 1", tmp_path))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_a_plain_background_command_mid_line_runs_as_written(tmp_path: Path) -> None:
+    result = run_hook("pre-tool-use", payload("sleep 5 & wait", tmp_path))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_the_in_place_path_loads_nothing_heavy(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", *hook.command("pre-tool-use")[1:]],
+        input=json.dumps(payload(f"vite --port {free_port()} & sleep 1", tmp_path)),
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "updatedInput" in result.stdout
+    modules = {line.split("|")[2].strip() for line in result.stderr.splitlines()[1:]}
+    assert "corral.core.shell.inplace" in modules
+    heavy = {"dataclasses", "inspect", "ast", "logging", "pathlib", "urllib.parse", "ipaddress",
+             "platformdirs", "tomllib", "psutil", "subprocess", "asyncio"}  # fmt: skip
+    assert not heavy & modules

@@ -1,0 +1,93 @@
+"""The shell prefix is transparent: every line of the corpus, in the string Claude Code 2.1.332
+builds around it, gives the same stdout, stderr, exit status (a signal death included) and
+cwd file run through corral's prefix as run by `bash -c` directly, both when the prefix
+passes it through and when it supervises the whole string (a background task the hook
+noted)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from corral.core.claude.shell_string import compose
+from corral.core.shell.plan import decide
+from corral.surfaces.claude import prefix
+from tests.lines_corpus import LINES, STDIN
+from tests.test_transparency import line_environment
+
+SAMPLES = Path(__file__).parents[2] / "claude" / "samples" / "shell-prefix-strings.json"
+HEAD = json.loads(SAMPLES.read_text())["strings"][1].partition("eval '")[0]
+SESSION = "sess-1"  # what the sample's `export CORRAL_SESSION=…` segment names
+NOTED = LINES[::4]  # run as background tasks: supervised whole
+
+
+def _run(argv: list[str], work: Path, env: dict[str, str]) -> tuple[bytes, bytes, int, str]:
+    cwd_file = work.parent / f"{work.name}-cwd"
+    cwd_file.unlink(missing_ok=True)
+    done = subprocess.run(
+        [*argv[:-1], compose(argv[-1], HEAD, str(cwd_file))],
+        cwd=work,
+        env=env,
+        input=STDIN,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    where = cwd_file.read_text() if cwd_file.exists() else "<none>"
+    return done.stdout, done.stderr, done.returncode, where
+
+
+def both(line: str, launcher: Path, home: Path, noted: bool) -> None:
+    env = line_environment({"CLAUDE_CODE_SESSION_ID": SESSION, "CORRAL_HOME": str(home)})
+    base = Path(tempfile.mkdtemp(prefix="corral-prefix-"))
+    work = base / "w"
+    try:
+        work.mkdir()
+        direct = _run(["/bin/bash", "-c", line], work, env)
+        shutil.rmtree(work)
+        work.mkdir()
+        if noted:
+            prefix.note_background(str(home), SESSION, line)
+        through = _run([str(launcher), line], work, env)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    names = ("stdout", "stderr", "exit status", "cwd file")
+    pairs = zip(names, direct, through, strict=True)
+    problems = [f"{n}: {a!r} != {b!r}" for n, a, b in pairs if a != b]
+    assert not problems, f"line {line!r}:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("prefix") / prefix.NAME
+    prefix.write_launcher(str(path))
+    return path
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(LINES) >= 100 and len(NOTED) >= 50
+
+
+@pytest.mark.parametrize("line", LINES, ids=[f"{i:03d}" for i in range(len(LINES))])
+def test_passed_through_strings_are_unchanged(line: str, launcher: Path, corral_home: Path) -> None:
+    both(line, launcher, corral_home, noted=False)
+
+
+@pytest.mark.parametrize("line", NOTED, ids=[f"{i:03d}" for i in range(len(NOTED))])
+def test_supervised_strings_are_unchanged(line: str, launcher: Path, corral_home: Path) -> None:
+    both(line, launcher, corral_home, noted=True)
+    records = [json.loads(p.read_text()) for p in (corral_home / "ledger").glob("*.json")]
+    read = decide(line, background=True, cwd="/", home="/").action == "wrap"
+    assert len(records) == int(read)  # a line the reader cannot read runs as it came
+    if read:
+        assert records[0]["mode"] == "task" and records[0]["state"] != "running"
+
+
+def test_most_noted_lines_are_supervised() -> None:
+    read = [line for line in NOTED if decide(line, background=True, cwd="/", home="/").readable]
+    assert len(read) >= 40
