@@ -16,18 +16,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from corral.core.shell.decision import Action, Decision, InPlace, Mode, shell_words
+from corral.core.shell.decision import same_dir as _same_dir
 from corral.core.shell.folders import NoFolder
 from corral.core.shell.jobs import Job, JobSpec, runner_job
 from corral.core.shell.midline import Background, Unit, read_background
 from corral.core.shell.parse import Unreadable
-from corral.core.shell.plan import (
-    Action,
-    Decision,
-    InPlace,
-    Mode,
-    _same_dir,
-    shell_words,
-)
 from corral.lowlevel import locations
 from corral.lowlevel.locations import supervisor_argv
 from corral.lowlevel.redact import command_digest

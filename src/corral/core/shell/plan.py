@@ -15,19 +15,31 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from corral.core.shell import messages
+from corral.core.shell.decision import (
+    Action,
+    Decision,
+    InPlace,
+    Mode,
+    quote_for_wrapper,
+    reservations,
+    same_dir,
+    shell_words,
+)
 from corral.core.shell.jobs import Found, Job, JobSpec, find_jobs
 from corral.core.shell.messages import LiveJob, PortHolder
 from corral.core.shell.plain import may_start_runner, plain_reason
 from corral.lowlevel.locations import supervisor_argv
 
+_same_dir = same_dir
+
 __all__ = [
     "Action",
     "Decision",
+    "InPlace",
     "JobSpec",
     "LiveJob",
     "Mode",
@@ -35,65 +47,14 @@ __all__ = [
     "decide",
     "explain_json",
     "quote_for_wrapper",
+    "reservations",
+    "shell_words",
 ]
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 # An `&` that may send something to the background (not `&&`, `>&`, `<&`, `&>`, `|&`): only
 # such a line is read for the in-place rewrite (a quoted one costs a reading, nothing else).
 _LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
-
-
-class Action(StrEnum):
-    WRAP = "wrap"
-    UNTOUCHED = "untouched"
-    REFUSE = "refuse"
-
-
-class Mode(StrEnum):
-    TASK = "task"  # stopped when the launching shell goes away
-    DETACHED = "detached"  # a trailing `&`: keeps running after the shell goes away
-    IN_PLACE = "in-place"  # commands sent to the background mid-line, each rewritten alone
-
-
-class InPlace(NamedTuple):
-    """One backgrounded command rewritten in place: bytes start..end of the line become
-    `text`, run by a supervisor of its own (`token`)."""
-
-    job: int  # its index in Decision.jobs
-    token: str
-    start: int
-    end: int
-    text: str
-
-
-class Decision(NamedTuple):
-    readable: bool
-    reason: str | None  # why the line is not readable
-    action: str  # an Action
-    mode: str | None  # a Mode when wrapped
-    rewritten: str | None  # the command the agent's shell runs instead, when wrapped
-    refusal: str | None
-    jobs: tuple[JobSpec, ...]
-    job_token: str | None = None  # the supervisor's --job token, when wrapped
-    in_place: tuple[InPlace, ...] = ()  # Mode.IN_PLACE: each command rewritten
-    notes: tuple[tuple[int, str], ...] = ()  # (index in jobs, why it runs as written)
-
-
-def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
-    """Each job corral starts for a wrapped decision, with its supervisor's token."""
-    if decision.action != Action.WRAP:
-        return []
-    if decision.in_place:
-        return [(decision.jobs[w.job], w.token) for w in decision.in_place]
-    if decision.job_token is None:  # a wrap always has its token
-        return []
-    return [(job, decision.job_token) for job in decision.jobs]
-
-
-def quote_for_wrapper(line: str) -> str:
-    """One shell word that bash, zsh and sh read back as exactly `line`."""
-    return "'" + line.replace("'", "'\\''") + "'"
 
 
 def explain_json(decision: Decision) -> dict[str, Any]:
@@ -185,14 +146,6 @@ def decide(
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
 
 
-def shell_words(argv: Sequence[str]) -> str:
-    """A supervisor's argv (from `locations.supervisor_argv`, ending in `-- LINE`) as shell
-    text: plain words as they are, the others and the line itself quoted."""
-    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in argv[:-1]]
-    words.append(quote_for_wrapper(argv[-1]))  # the line itself: always quoted
-    return " ".join(words)
-
-
 def _rewrite(
     wrapper: Sequence[str],
     mode: Mode,
@@ -248,7 +201,3 @@ def _refusal(
                 return messages.port_held_by_other(spec.display, spec.port, holder)
             return messages.port_held_by_corral(spec.display, spec.port, holder)
     return None
-
-
-def _same_dir(a: str, b: str) -> bool:
-    return os.path.normpath(a) == os.path.normpath(b)

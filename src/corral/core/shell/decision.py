@@ -1,0 +1,79 @@
+"""The shape of a decision about one shell line (plan.py decides; inplace.py rewrites the
+commands a line sends to the background mid-line): what to do, how it is wrapped, and the
+shell text of a supervisor's command line."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import NamedTuple
+
+from corral.core.shell.jobs import JobSpec
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+class Action(StrEnum):
+    WRAP = "wrap"
+    UNTOUCHED = "untouched"
+    REFUSE = "refuse"
+
+
+class Mode(StrEnum):
+    TASK = "task"  # stopped when the launching shell goes away
+    DETACHED = "detached"  # a trailing `&`: keeps running after the shell goes away
+    IN_PLACE = "in-place"  # commands sent to the background mid-line, each rewritten alone
+
+
+class InPlace(NamedTuple):
+    """One backgrounded command rewritten in place: bytes start..end of the line become
+    `text`, run by a supervisor of its own (`token`)."""
+
+    job: int  # its index in Decision.jobs
+    token: str
+    start: int
+    end: int
+    text: str
+
+
+class Decision(NamedTuple):
+    readable: bool
+    reason: str | None  # why the line is not readable
+    action: str  # an Action
+    mode: str | None  # a Mode when wrapped
+    rewritten: str | None  # the command the agent's shell runs instead, when wrapped
+    refusal: str | None
+    jobs: tuple[JobSpec, ...]
+    job_token: str | None = None  # the supervisor's --job token, when wrapped
+    in_place: tuple[InPlace, ...] = ()  # Mode.IN_PLACE: each command rewritten
+    notes: tuple[tuple[int, str], ...] = ()  # (index in jobs, why it runs as written)
+
+
+def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
+    """Each job corral starts for a wrapped decision, with its supervisor's token."""
+    if decision.action != Action.WRAP:
+        return []
+    if decision.in_place:
+        return [(decision.jobs[w.job], w.token) for w in decision.in_place]
+    if decision.job_token is None:  # a wrap always has its token
+        return []
+    return [(job, decision.job_token) for job in decision.jobs]
+
+
+def quote_for_wrapper(line: str) -> str:
+    """One shell word that bash, zsh and sh read back as exactly `line`."""
+    return "'" + line.replace("'", "'\\''") + "'"
+
+
+def shell_words(argv: Sequence[str]) -> str:
+    """A supervisor's argv (from `locations.supervisor_argv`, ending in `-- LINE`) as shell
+    text: plain words as they are, the others and the line itself quoted."""
+    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in argv[:-1]]
+    words.append(quote_for_wrapper(argv[-1]))  # the line itself: always quoted
+    return " ".join(words)
+
+
+def same_dir(a: str, b: str) -> bool:
+    return os.path.normpath(a) == os.path.normpath(b)
