@@ -21,7 +21,11 @@ mkdir -p "$prefix"
 # platform package), which works with node 20 too; engine-strict would refuse it.
 npm install --prefix "$prefix" --no-save --no-audit --no-fund --loglevel=error \
   --engine-strict=false "@anthropic-ai/claude-code@$VERSION" >&2
-if ! "$bin" --version >/dev/null 2>&1; then
+# The check runs with a throw-away HOME: the CLI writes ~/.claude.json and ~/.claude/ even
+# for --version, and the test command must not touch the user's own.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+if ! HOME="$scratch" CLAUDE_CONFIG_DIR="$scratch/.claude" "$bin" --version >/dev/null 2>&1; then
   echo "installed Claude Code $VERSION but '$bin --version' fails; see the npm output above" >&2
   exit 1
 fi

@@ -81,3 +81,48 @@ def corral_home(
     finally:
         if outside:
             shutil.rmtree(home, ignore_errors=True)
+
+
+# -- the real ~/.claude is never touched (issue 10) ------------------------------------------
+# Every external CLI a test runs gets a temporary HOME and CLAUDE_CONFIG_DIR
+# (tests/helpers.private_home, tests/claude/harness.py); this catches one that does not.
+
+
+def _real_claude_state() -> dict[str, int]:
+    home = Path(os.path.expanduser("~"))
+    found: dict[str, int] = {}
+    for path in (home / ".claude.json", home / ".claude"):
+        if path.is_file():
+            found[str(path)] = path.stat().st_mtime_ns
+        elif path.is_dir():
+            found[str(path)] = path.stat().st_mtime_ns
+            for below in path.rglob("*"):
+                found[str(below)] = below.lstat().st_mtime_ns
+    return found
+
+
+_CLAUDE_STATE = pytest.StashKey[dict[str, int]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, not an xdist worker
+        session.config.stash[_CLAUDE_STATE] = _real_claude_state()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_CLAUDE_STATE, None)
+    if before is None:
+        return
+    after = _real_claude_state()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    if changed:
+        shown = ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
+        sys.stderr.write(
+            f"\nthe real Claude Code folders changed during the run ({shown}): if a test did "
+            "it, give the CLI it ran a temporary HOME and CLAUDE_CONFIG_DIR "
+            "(tests/helpers.private_home)\n"
+        )
+        # On a developer's machine a Claude Code session of their own (or another checkout's
+        # tests) may write there meanwhile: only CI, where nothing else runs, fails the run.
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED

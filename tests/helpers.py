@@ -16,6 +16,13 @@ SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "program.py"
 LAUNCHER = ROOT / "src" / "corral" / "supervisor" / "launcher.py"  # how corral starts it
 
 
+def private_home(home: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment whose HOME and Claude Code config folder are `home` (a temporary
+    folder): a CLI run by a test must never read or write the real ~/.claude."""
+    env = dict(os.environ if base is None else base)
+    return {**env, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+
+
 def corral(*args: str, check: bool = False, **kw: Any) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess."""
     result = subprocess.run(

@@ -37,6 +37,13 @@ class UsageError(CorralError):
     exit_code = EXIT_USAGE
 
 
+class StorageError(CorralError, OSError):
+    """corral's database or ledger folder cannot be used: what failed, where, what to do.
+
+    Also an OSError, so that a caller which carries on without the store (a stop whose audit
+    cannot be written) keeps doing so."""
+
+
 class JobNotFound(CorralError):
     def __init__(self, ref: str) -> None:
         super().__init__(f"no job matches {ref!r}: run `corral ls --all` to see job ids")

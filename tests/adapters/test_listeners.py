@@ -14,7 +14,7 @@ from unittest import mock
 
 import pytest
 
-from corral.adapters import scan
+from corral.adapters import owners, scan
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.procfs import boot_id
 from tests.adapters.test_scan import LISTEN
@@ -60,7 +60,7 @@ def test_holder_and_snapshot_agree_on_the_owner(
         found = listeners.holder(port)
         assert found is not None and found.pid == child.pid and found.argv[0] == sys.executable
     assert listeners.holder(ports[0]) == listeners.LazyHolders()[ports[0]]
-    scan.forget_owners()
+    owners.forget_owners()
     cold = scan.take()
     warm = scan.take()  # owners proven with one readlink each, no walk
     for snap in (cold, warm):
@@ -139,11 +139,11 @@ def test_a_new_process_proves_the_owners_an_earlier_one_left(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     child, ports = listening
-    scan.forget_owners(persisted=True)
+    owners.forget_owners(persisted=True)
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))  # the first run: a walk
     theirs = {i for i, s in listeners.listening().items() if s.port in ports}
     assert (corral_home / listeners.OWNERS_FILE).stat().st_mode & 0o777 == 0o600
-    scan.forget_owners()  # a new process: only the file is left
+    owners.forget_owners()  # a new process: only the file is left
     walks = _walks(monkeypatch)
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))
     assert all(not inodes & theirs for inodes, _ in walks)  # proven with a readlink each
@@ -158,11 +158,11 @@ def test_stale_or_corrupt_remembered_owners_fall_back_to_the_walk(
     theirs = [i for i, s in listeners.listening().items() if s.port in ports]
     # another process and fd (a reused pid, a replaced socket), then a corrupt file
     listeners.write_owners(path, boot, {i: (os.getpid(), "0") for i in theirs})
-    scan.forget_owners()
+    owners.forget_owners()
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))
     assert listeners.read_owners(path, boot)[theirs[0]] == (child.pid, mock.ANY)  # rewritten
     (corral_home / listeners.OWNERS_FILE).write_bytes(b"\0not ours\n")
-    scan.forget_owners()
+    owners.forget_owners()
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))
     assert listeners.read_owners(path, boot)[theirs[0]] == (child.pid, mock.ANY)
 
@@ -180,7 +180,7 @@ def test_a_socket_nobody_held_is_looked_for_among_new_processes_then_everywhere(
     now = time.monotonic()
     # nobody held them when the child was not yet started: the child is new, so it is walked
     listeners.write_owners(path, boot, {i: listeners.Unseen(now, start - 1) for i in theirs})
-    scan.forget_owners()
+    owners.forget_owners()
     walks = _walks(monkeypatch)
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))
     inodes, pids = walks[0]  # the processes started since come first
@@ -188,7 +188,7 @@ def test_a_socket_nobody_held_is_looked_for_among_new_processes_then_everywhere(
     # the last walk over every process is too old: every process is walked again
     old = now - 10_000
     listeners.write_owners(path, boot, {i: listeners.Unseen(old, start + 1) for i in theirs})
-    scan.forget_owners()
+    owners.forget_owners()
     assert scan.take().ports_of([child.pid]) == sorted(set(ports))
 
 
@@ -213,7 +213,7 @@ def test_snapshots_in_a_row_leave_the_owners_file_alone(
         return {i: s for i, s in every(port).items() if i in ours}
 
     monkeypatch.setattr(listeners, "listening", only_ours)
-    scan.forget_owners(persisted=True)
+    owners.forget_owners(persisted=True)
     scan.take()
     assert (corral_home / listeners.OWNERS_FILE).exists()
     writes = mock.Mock(wraps=listeners.write_owners)

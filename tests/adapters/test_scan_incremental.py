@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -51,7 +52,7 @@ def test_an_incremental_snapshot_reads_only_the_processes_started_since() -> Non
     before = scan.take()
     child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
     try:
-        wait_for(lambda: identity_of(child.pid), what="start")
+        wait_for(lambda: _execed(child.pid, "sleep"), what="exec")
         with pytest.MonkeyPatch.context() as mp:
             seen: list[str] = []
             real = os.open
@@ -64,10 +65,12 @@ def test_an_incremental_snapshot_reads_only_the_processes_started_since() -> Non
             snap = scan.take(previous=before, incremental=True)
         read = _pids(seen, "stat") | _pids(seen, "environ")
         assert child.pid in read
-        assert not read & set(before.procs)  # what the last snapshot saw is not read again
+        # what the last snapshot saw is not read again (but for processes seconds old)
+        settled = set(before.procs) - before.settling
+        assert not read & settled
         assert snap.read == frozenset(read & set(snap.procs))
         assert snap.procs[child.pid].markers == {"CORRAL_SESSION": session}
-        carried = set(before.procs) & set(snap.procs)
+        carried = settled & set(snap.procs)
         assert carried and all(snap.procs[p] is before.procs[p] for p in carried)
         # asked to, it reads a known process again (the daemon: the rows it shows)
         again = scan.take(previous=snap, incremental=True, reread=[child.pid])
@@ -79,10 +82,39 @@ def test_an_incremental_snapshot_reads_only_the_processes_started_since() -> Non
     assert child.pid not in gone.procs
 
 
+def _execed(pid: int, name: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() == name
+    except OSError:
+        return False
+
+
+def test_a_process_read_between_fork_and_exec_is_read_again_once_it_execs() -> None:
+    session = f"exec-{uuid.uuid4().hex[:8]}"
+    before = scan.take()
+    # a shell that waits a moment before it execs: the first snapshot sees it unchanged
+    child = subprocess.Popen(
+        ["sh", "-c", "read _ < /dev/null; sleep 0.5; exec env CORRAL_SESSION=$0 sleep 60", session]
+    )
+    try:
+        early = scan.take(previous=before, incremental=True)
+        assert child.pid in early.procs and child.pid in early.settling
+        assert early.procs[child.pid].markers == {}
+        wait_for(lambda: _execed(child.pid, "sleep"), what="exec")
+        late = scan.take(previous=early, incremental=True)
+        assert late.procs[child.pid].name == "sleep"
+        assert late.procs[child.pid].markers == {"CORRAL_SESSION": session}
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_cpu_after_an_incremental_snapshot_is_measured_from_each_process_own_read() -> None:
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         wait_for(lambda: identity_of(busy.pid), what="start")
+        time.sleep(scan.SETTLE + 0.1)  # settled: an incremental snapshot carries it over
         first = scan.take()
         wait_for(lambda: scan.take().procs[busy.pid].cpu_time > first.procs[busy.pid].cpu_time)
         carried = scan.take(previous=first, incremental=True)

@@ -110,6 +110,7 @@ class ClaudeCLI:
         bin_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
         env = {
             "HOME": str(self.home),
+            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),  # never the real ~/.claude
             "PATH": os.pathsep.join(bin_dirs),
             "SHELL": "/bin/bash",
             "USER": os.environ.get("USER", "root"),

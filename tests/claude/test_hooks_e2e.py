@@ -7,7 +7,6 @@ Every job a test starts is stopped through corral and checked gone.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import socket
 import subprocess
@@ -19,14 +18,14 @@ import pytest
 from corral.surfaces.claude import hook
 from tests.claude.fake_api import JSON, Text, ToolUse, Turn, block_text
 from tests.claude.harness import ClaudeCLI
-from tests.helpers import alive, corral, job_pids, wait_for
+from tests.helpers import alive, corral, job_pids, private_home, wait_for
 
 pytestmark = pytest.mark.slow
 
 
 def install(claude: ClaudeCLI, permissions: JSON | None = None) -> None:
     """corral installed as a user would: `corral install claude --scope project`."""
-    env = {**os.environ, "HOME": str(claude.home)}
+    env = private_home(claude.home)
     result = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
     assert result.returncode == 0, result.stderr
     settings = json.loads(claude.settings_path().read_text())

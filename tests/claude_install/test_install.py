@@ -143,9 +143,9 @@ def run(project: Path, home: Path, *args: str):
 
 
 def _env(home: Path) -> dict[str, str]:
-    import os
+    from tests.helpers import private_home
 
-    return {**os.environ, "HOME": str(home)}
+    return private_home(home)
 
 
 def test_project_install_twice_then_uninstall(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import alive, corral, corral_json, start_job
+from tests.helpers import alive, corral, corral_json, private_home, start_job
 
 
 def procs(project: Path, *args: str):
@@ -52,7 +52,7 @@ def test_session_comes_from_claude_codes_environment(tmp_path: Path) -> None:
 
     job = start_job("sleep 60", "--session", "sess-env", cwd=tmp_path)
     try:
-        env = {**os.environ, "CLAUDE_CODE_SESSION_ID": "sess-env"}
+        env = private_home(tmp_path / "home", {**os.environ, "CLAUDE_CODE_SESSION_ID": "sess-env"})
         result = corral("procs", "stop-all", cwd=tmp_path, env=env)
         assert result.returncode == 0 and not alive(job["pid"])
     finally:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.claude.fake_api import Text, ToolUse, Turn
 from tests.claude.harness import ClaudeCLI, ClaudeRun, claude_binary_or_skip
-from tests.helpers import corral
+from tests.helpers import corral, private_home
 
 pytestmark = pytest.mark.slow
 
@@ -45,13 +45,14 @@ def sent_text(run: ClaudeRun) -> str:
     return "\n".join(json.dumps(r.body) for r in run.requests if r.kind == "main")
 
 
-def test_the_repo_is_a_valid_plugin_and_marketplace() -> None:
+def test_the_repo_is_a_valid_plugin_and_marketplace(tmp_path: Path) -> None:
     binary = claude_binary_or_skip()
     result = subprocess.run(
         [str(binary), "plugin", "validate", "--strict", str(ROOT)],
         capture_output=True,
         text=True,
         timeout=180,
+        env=private_home(tmp_path),  # the CLI writes telemetry and state into its HOME
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "commands: corral:procs" in result.stdout
@@ -84,7 +85,7 @@ def test_marketplace_install_runs_the_hooks_and_procs(claude: ClaudeCLI, tmp_pat
 
 
 def test_settings_install_runs_our_hooks_and_procs(claude: ClaudeCLI, corral_home: Path) -> None:
-    env = {"HOME": str(claude.home), "PATH": "/usr/bin:/bin"}
+    env = private_home(claude.home, {"PATH": "/usr/bin:/bin"})
     result = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
     assert result.returncode == 0, result.stderr
     background = ToolUse(

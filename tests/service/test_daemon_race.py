@@ -11,12 +11,20 @@ import threading
 import uuid
 from pathlib import Path
 
-from corral.adapters import scan
+from corral.adapters import owners, scan
 from corral.adapters.identity import identity_of
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.procfs import boot_id
 from corral.service import sessions
 from tests.helpers import wait_for
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_home: Path) -> None:
@@ -46,7 +54,10 @@ def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_ho
     def terminate() -> None:
         child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
         try:
-            ident = wait_for(lambda: identity_of(child.pid), what="start")
+            # once it runs `sleep` (before its exec it carries no marker yet)
+            wait_for(lambda: _comm(child.pid) == "sleep", what="exec")
+            ident = identity_of(child.pid)
+            assert ident is not None
             ended = sessions.terminate(session, [ident], grace=1.0)
             assert [t.result.value for t in ended.targets] == ["terminated"]
         finally:
@@ -75,6 +86,6 @@ def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_ho
     assert not errors, errors
     # quiet again: what this process believes the file holds is what it holds
     scan.take()
-    assert listeners.read_owners(str(path), boot) == scan.remembered_owners(saved=True)
-    assert set(scan.remembered_owners()) == set(listeners.listening())
+    assert listeners.read_owners(str(path), boot) == owners.remembered_owners(saved=True)
+    assert set(owners.remembered_owners()) == set(listeners.listening())
     assert [n for n in os.listdir(corral_home) if n.endswith(".tmp")] == []

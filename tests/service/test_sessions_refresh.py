@@ -5,7 +5,9 @@ what it already saw, and no stored observations."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,9 +17,8 @@ from typing import Any
 import pytest
 
 from corral import paths
-from corral.adapters.identity import identity_of
 from corral.service import sessions
-from tests.helpers import start_job, wait_for
+from tests.helpers import free_port, start_job, wait_for
 
 
 @pytest.fixture
@@ -47,6 +48,14 @@ def _proc_pids(paths_seen: list[str]) -> set[int]:
     return found
 
 
+def _execed(pid: int, name: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() == name
+    except OSError:
+        return False
+
+
 def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
     corral_home: Path, opened: list[str]
 ) -> None:
@@ -59,11 +68,13 @@ def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
     assert first_job["id"] in {r.job for r in before.attributed.rows.values()}
     child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
     try:
-        wait_for(lambda: identity_of(child.pid), what="start")
+        wait_for(lambda: _execed(child.pid, "sleep"), what="exec")
         opened.clear()
         after = sessions.refresh(before)
         seen = list(opened)
-        assert not _proc_pids(seen) & set(before.snapshot.procs)  # nothing seen is read again
+        # nothing seen is read again (but for processes seconds old: they may exec yet)
+        settled = set(before.snapshot.procs) - before.snapshot.settling
+        assert not _proc_pids(seen) & settled
         assert not [p for p in seen if p.startswith(ledger)]  # the ledger did not change
         assert not [p for p in seen if "sqlite" in p]  # stored observations not read again
         row = after.attributed.rows[child.pid]
@@ -97,20 +108,37 @@ def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
     assert child.pid not in gone.attributed.rows
 
 
-def test_a_refresh_with_nothing_new_keeps_the_attribution(corral_home: Path) -> None:
-    start_job("sleep 300")
+def test_a_job_binding_its_port_late_is_seen_by_a_refresh_without_walking_the_machine(
+    corral_home: Path,
+) -> None:
+    port = free_port()
+    job = start_job(f"sleep 2; exec {sys.executable} -m http.server {port} --bind 127.0.0.1")
     try:
-        time.sleep(sessions._RACY_NS / 1e9 + 0.1)
         before = sessions.observe()
-        after = wait_for(
-            lambda: (r := sessions.refresh(before)) and not r.snapshot.read and r,
-            what="a refresh with no new process (other tests start some)",
-        )
-        if after.snapshot.procs.keys() == before.snapshot.procs.keys():
-            assert after.attributed is before.attributed
-        assert after.records is before.records
+        assert job["id"] in {r.job for r in before.attributed.rows.values()}
+        wait_for(lambda: _listening(port), what="the job's port")
+        walked: list[str] = []
+        real = os.listdir
+
+        def spy(path: Any = ".") -> Any:
+            walked.append(str(path))
+            return real(path)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(os, "listdir", spy)
+            after = sessions.refresh(before)
+        rows = after.attributed.rows
+        members = [pid for pid, row in rows.items() if row.job == job["id"]]
+        assert port in after.snapshot.ports_of(members)
+        fds = {int(p.split("/")[2]) for p in walked if p.startswith("/proc/") and p.endswith("/fd")}
+        assert fds <= set(before.attributed.rows) | (after.snapshot.read or set())
     finally:
         from corral.adapters.ledger import read_all
         from corral.service.jobs import stop_records
 
         stop_records(read_all().records)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -81,6 +81,8 @@ def attribute(
     gone_agents: set[str] = set()
     agent_of: dict[int, str] = {}
     for proc in snap.procs.values():
+        if not proc.markers:
+            continue  # most of the machine: nothing below applies (the daemon's refresh)
         token = proc.markers.get("CORRAL_JOB")
         session = _marker_session(proc)
         owner = by_token.get(token) if token else None

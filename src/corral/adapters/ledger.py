@@ -85,6 +85,13 @@ def read_all(ledger: str | os.PathLike[str] | None = None) -> LedgerRead:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n != ".json")
     except FileNotFoundError:
         return LedgerRead([], [])
+    except OSError as exc:  # a file where the folder should be, a folder we may not read
+        from corral.errors import StorageError
+
+        raise StorageError(
+            f"cannot read the ledger folder {folder}: {exc.strerror or exc}; move away what "
+            "is there or make it readable (`corral doctor` checks it)"
+        ) from exc
     for name in names:
         try:
             with open(os.path.join(folder, name), "rb") as f:

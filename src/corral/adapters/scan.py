@@ -8,16 +8,16 @@ leave this module: only the marker values corral attributes by are kept.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import psutil
 
-from corral import paths
+from corral.adapters import owners
 from corral.lowlevel import procfs
 from corral.lowlevel import sockets as _net
 from corral.lowlevel.procfs import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME, boot_id
@@ -28,6 +28,7 @@ _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
 MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 _MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
 _ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case
+SETTLE = 1.0  # seconds after its start a process may still exec (see Snapshot.settling)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,16 @@ class Snapshot:
     # None: every process was read; else the pids read for this snapshot, the others carried
     # over from the previous one (an incremental snapshot)
     read: frozenset[int] | None = None
+    # pids listed in /proc but left out of `procs` (zombies, unreadable): an incremental
+    # snapshot leaves them out again without reading them
+    skipped: frozenset[int] = frozenset()
+    tasks: str | None = None  # the kernel's task count and last pid as the table was listed
+    # Linux: the entries of /proc the table was read from, with their inode numbers (a pid
+    # reused by a new process comes with a new /proc/<pid> inode)
+    listed: Mapping[str, int] = field(default_factory=dict)
+    # processes first read within SETTLE seconds of their start: the next incremental snapshot
+    # reads them once more (a read between fork and exec saw the parent's name and environment)
+    settling: frozenset[int] = frozenset()
 
     def children(self) -> dict[int, list[int]]:
         kids: dict[int, list[int]] = {}
@@ -122,9 +133,12 @@ def _read_rest(fd: int, head: bytes) -> bytes:
     return b"".join(chunks)
 
 
-def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
+def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dict[int, Proc]:
     """Two /proc files per process (stat, environ) read with raw syscalls, one read each (a
-    third of the cost of open() for small files); the owner's uid from the open stat file."""
+    third of the cost of open() for small files); the owner's uid from the open stat file.
+    The pids left out (zombies, unreadable) are added to `skipped`."""
+    if skipped is None:
+        skipped = set()
     seen_at = time.monotonic()
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
@@ -135,16 +149,19 @@ def _linux_table(entries: Iterable[str]) -> dict[int, Proc]:
         try:
             fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
         except OSError:
+            skipped.add(int(entry))
             continue
         try:
             stat = os.read(fd, 4096)  # a stat line is far shorter
             uid = os.fstat(fd).st_uid  # /proc/<pid>'s files belong to the process's owner
         except OSError:
+            skipped.add(int(entry))
             continue
         finally:
             os.close(fd)
         fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
+            skipped.add(int(entry))
             continue  # a zombie holds no resources and cannot be stopped
         try:
             fd = os.open(f"/proc/{entry}/environ", os.O_RDONLY)
@@ -228,126 +245,6 @@ def _cpu_time(pid: int) -> float | None:
     return (int(fields[UTIME]) + int(fields[STIME])) / _boot()[2]
 
 
-# -- listening sockets ------------------------------------------------------------------------
-
-# inode -> the owner (pid, fd) seen before, or when a walk found none (listeners.Unseen). Only
-# the sockets of the latest snapshot are kept, in memory and in corral's home (so a new
-# process, the CLI, starts where the previous one stopped). A remembered owner costs one
-# readlink, which proves it; anything unproven is looked for again.
-_OWNERS: dict[int, _net.Owner | _net.Unseen] | None = None  # None: the file is not read yet
-_SAVED: dict[int, _net.Owner | _net.Unseen] = {}  # what the file holds, as read or written
-# A socket nobody could be found for is looked for among the processes started since the last
-# walk (one that existed then did not hold it), and among every process this often: an old
-# process gains a socket only when one is passed to it (SCM_RIGHTS) or it becomes readable
-# (setuid). Until then such a listener is shown without an owner, which no surface may stop.
-_FULL_WALK_EVERY = 600.0
-
-
-_SAVED_AT = -float("inf")  # when the file was last written (time.monotonic)
-# The daemon lists (its refresh) and stops (a terminate takes a snapshot) in two threads at
-# once: one walk at a time reads and replaces the memory above and writes the file.
-_OWNERS_LOCK = threading.Lock()
-
-
-def _shape(owners: dict[int, _net.Owner | _net.Unseen]) -> dict[int, object]:
-    """`owners` without how far each unseen socket was looked for among new processes."""
-    return {i: o.full_at if isinstance(o, _net.Unseen) else o for i, o in owners.items()}
-
-
-def _owners_file() -> str:
-    return os.path.join(paths.home_dir(), _net.OWNERS_FILE)
-
-
-def forget_owners(*, persisted: bool = False) -> None:
-    """Forget the sockets' owners learnt in this process: the next snapshot starts from the
-    file, as a new process does (the benchmark's cold snapshot); with `persisted`, from
-    nothing, as the first run ever does."""
-    global _OWNERS, _SAVED
-    with _OWNERS_LOCK:
-        _OWNERS, _SAVED = None, {}
-        if persisted:
-            try:
-                os.unlink(_owners_file())
-            except OSError:
-                pass
-
-
-def remembered_owners(*, saved: bool = False) -> dict[int, _net.Owner | _net.Unseen]:
-    """A copy of the sockets' owners this process knows (`saved`: as it last wrote them)."""
-    with _OWNERS_LOCK:
-        return dict(_SAVED if saved else (_OWNERS or {}))
-
-
-def _remembered() -> dict[int, _net.Owner | _net.Unseen]:
-    global _OWNERS, _SAVED
-    if _OWNERS is None:
-        _OWNERS = _net.read_owners(_owners_file(), _boot()[0])
-        _SAVED = dict(_OWNERS)
-    return _OWNERS
-
-
-class _OwnerWalk:
-    """The listening sockets (read once) and their owners. An owner seen before is proven with
-    one readlink; the others are looked for in the fd folders of the processes `result` is
-    given, youngest first, and the walk stops once every socket has its owner. (A thread for
-    the walk while the table is read gains nothing: both hold the GIL between system calls.)"""
-
-    def __init__(self) -> None:
-        self.sockets = _net.listening()
-        remembered = _remembered()
-        self.now = time.monotonic()
-        self.known: dict[int, _net.Owner] = {}
-        self.unseen: dict[int, _net.Unseen] = {}  # looked for among new processes only
-        self.full: list[int] = []  # looked for among every process
-        for inode in self.sockets:
-            hit = remembered.get(inode)
-            # Not `isinstance(hit, tuple)`: an Unseen is a (named) tuple too.
-            if (
-                hit is not None
-                and not isinstance(hit, _net.Unseen)
-                and _net.holds(hit[0], hit[1], inode)
-            ):
-                self.known[inode] = hit
-            elif isinstance(hit, _net.Unseen) and 0 <= self.now - hit.full_at < _FULL_WALK_EVERY:
-                self.unseen[inode] = hit
-            else:
-                self.full.append(inode)
-
-    def result(self, youngest: list[Proc], listed_at: float) -> tuple[Listener, ...]:
-        """The listeners with their owners, `youngest` being every process, youngest first,
-        as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of their starts)."""
-        global _OWNERS, _SAVED, _SAVED_AT
-        found: dict[int, _net.Owner] = {}
-        # every process started before this was listed (a start is truncated to a tick)
-        hz = _boot()[2]
-        newest = (int(listed_at * hz) - 1) / hz
-        if self.unseen or self.full:
-            cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
-            young = [p.pid for p in youngest if p.start >= cutoff]
-            found = _net.owners([*self.unseen, *self.full], young)
-            rest = [inode for inode in self.full if inode not in found]
-            if rest:
-                found |= _net.owners(rest, [p.pid for p in youngest if p.start < cutoff])
-        cache: dict[int, _net.Owner | _net.Unseen] = {}
-        listed: list[Listener] = []
-        for inode, sock in self.sockets.items():
-            owner = self.known.get(inode) or found.get(inode)
-            if owner is None:
-                before = self.unseen.get(inode)
-                cache[inode] = _net.Unseen(before.full_at if before else self.now, newest)
-            else:
-                cache[inode] = owner
-            pid = owner[0] if owner else None
-            listed.append(Listener(sock.port, sock.proto, sock.family, sock.address(), pid))
-        _OWNERS = cache
-        if _shape(cache) != _shape(_SAVED) or (cache != _SAVED and self.now - _SAVED_AT > 60):
-            # the daemon lists four times a second while a tool call runs: only a changed
-            # owner, or a minute's worth of new processes walked, is worth a file
-            _net.write_owners(_owners_file(), _boot()[0], cache)
-            _SAVED, _SAVED_AT = cache, self.now
-        return tuple(sorted(set(listed), key=lambda x: (x.port, x.proto, x.family, x.address)))
-
-
 def _psutil_listeners() -> tuple[Listener, ...]:
     try:
         conns = psutil.net_connections(kind="inet")
@@ -374,59 +271,128 @@ def listeners() -> tuple[Listener, ...]:
 
 
 def take(
-    *, previous: Snapshot | None = None, incremental: bool = False, reread: Iterable[int] = ()
+    *,
+    previous: Snapshot | None = None,
+    incremental: bool = False,
+    reread: Iterable[int] = (),
+    walk_only: Collection[int] | None = None,
 ) -> Snapshot:
     """One snapshot of the machine; CPU % comes from `previous` for identities it also saw.
 
-    `incremental` (Linux): only the processes `previous` did not see, and `reread`, are read;
-    the others still listed in /proc are carried over as `previous` saw them (their CPU and
-    memory as then; a pid reused between the two is not noticed, so take a whole one now and
-    then). The sockets are dumped again, and their owners proven as in every snapshot."""
+    `incremental` (Linux): only the processes `previous` did not see (a pid another process
+    took over has a new /proc inode), those it saw seconds after their start, and `reread`
+    are read; the others still listed in /proc are carried over as `previous` saw them: their
+    CPU and memory as then, a later exec or exit not seen until they are gone from /proc (so
+    take a whole one now and then). /proc is not even listed when the kernel's task count and
+    last pid have not moved. The sockets are dumped again and their owners proven as in every
+    snapshot; with `walk_only`, a socket no new process holds is looked for among those pids
+    alone."""
     taken = time.monotonic()
     read: frozenset[int] | None = None
+    skipped: set[int] = set()
+    tasks: str | None = None
+    listed: Mapping[str, int] = {}
+    settling: frozenset[int] = frozenset()
     if _LINUX:
         listed_at = time.clock_gettime(time.CLOCK_BOOTTIME)
-        entries = os.listdir("/proc")
-        if incremental and previous is not None:
-            procs, read = _carry(entries, previous, set(reread))
+        tasks = _tasks()  # before the listing: a change after it shows next time
+        again: set[int] = set()
+        if incremental and previous is not None and previous.listed:
+            again = {*reread, *previous.settling}
+            procs, read, skipped, listed = _carry(previous, again, tasks)
         else:
-            procs = _linux_table(entries)
-        # owners are most likely young processes: corral's jobs, not the machine's old daemons
-        youngest = sorted(procs.values(), key=lambda proc: -proc.start)
-        with _OWNERS_LOCK:
-            ports = _OwnerWalk().result(youngest, listed_at)
+            listed = _listing()
+            procs = _linux_table(listed, skipped)
+        first = procs.keys() if read is None else read - again  # read for the first time
+        settling = frozenset(pid for pid in first if listed_at - procs[pid].start < SETTLE)
+        # the processes a previous walk did not see: every one, or (incremental) those read
+        new = None if read is None else [procs[pid] for pid in read]
+        held = owners.listening(procs.values(), listed_at, new, walk_only)
+        ports = tuple(
+            sorted(
+                {Listener(s.port, s.proto, s.family, s.address(), pid) for s, pid in held},
+                key=lambda x: (x.port, x.proto, x.family, x.address),
+            )
+        )
     else:
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
     if previous is not None:
-        for pid, proc in procs.items():
+        for pid in procs if read is None else read:
+            proc = procs[pid]
             before = previous.procs.get(pid)
             if before is None or before is proc or before.started_at != proc.started_at:
                 continue
             elapsed = max((proc.seen_at or taken) - (before.seen_at or previous.taken_at), 1e-6)
             cpu[pid] = round(max(0.0, proc.cpu_time - before.cpu_time) / elapsed * 100, 1)
-    return Snapshot(taken, procs, ports, cpu, read)
+    return Snapshot(taken, procs, ports, cpu, read, frozenset(skipped), tasks, listed, settling)
+
+
+_OWN_PROC: bool | None = None
+
+
+def _tasks() -> str | None:
+    """The kernel's count of tasks and the last pid it gave out (/proc/loadavg): the same two
+    numbers mean no task was created or reaped in between. None when /proc is not our pid
+    namespace's (its last pid would be another namespace's)."""
+    global _OWN_PROC
+    if _OWN_PROC is None:
+        try:
+            _OWN_PROC = os.readlink("/proc/self") == str(os.getpid())
+        except OSError:
+            _OWN_PROC = False
+    if not _OWN_PROC:
+        return None
+    try:
+        fd = os.open("/proc/loadavg", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    fields = raw.split()  # load averages, running/total tasks, last pid
+    if len(fields) < 5 or b"/" not in fields[3]:
+        return None
+    return f"{fields[3].partition(b'/')[2].decode()} {fields[4].decode()}"
+
+
+def _listing() -> dict[str, int]:
+    """/proc's entries and their inode numbers (given by the listing itself: no more calls)."""
+    with os.scandir("/proc") as entries:
+        return {entry.name: entry.inode() for entry in entries}
 
 
 def _carry(
-    entries: list[str], previous: Snapshot, reread: set[int]
-) -> tuple[dict[int, Proc], frozenset[int]]:
-    """The process table from `previous` for the pids still listed, read for the others."""
-    procs: dict[int, Proc] = {}
-    fresh: list[str] = []
-    known = previous.procs
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        old = known.get(pid)
-        if old is None or pid in reread:
-            fresh.append(entry)
-        else:
-            procs[pid] = old
-    found = _linux_table(fresh)
+    previous: Snapshot, again: set[int], tasks: str | None
+) -> tuple[dict[int, Proc], frozenset[int], set[int], Mapping[str, int]]:
+    """The process table of `previous` with the processes gone since left out and those
+    started since (and `again`) read: (table, pids read, pids left out, /proc's listing)."""
+    before = previous.listed
+    if tasks is not None and tasks == previous.tasks:
+        listed: Mapping[str, int] = before
+        new: set[str] = set()
+        gone: set[str] = set()
+    else:
+        listed = _listing()
+        # a pid whose /proc folder is another inode now: another process took it over
+        new = {name for name, _ in listed.items() - before.items()}
+        gone = {name for name, _ in before.items() - listed.items()}
+    procs, skipped = dict(previous.procs), set(previous.skipped)
+    for entry in gone:
+        if entry.isdigit():
+            procs.pop(int(entry), None)
+            skipped.discard(int(entry))
+    fresh = {entry for entry in new if entry.isdigit()}
+    for pid in again:
+        if procs.pop(pid, None) is not None or pid in skipped:
+            skipped.discard(pid)
+            fresh.add(str(pid))
+    found = _linux_table(fresh, skipped)
     procs.update(found)
-    return procs, frozenset(found)
+    return procs, frozenset(found), skipped, listed
 
 
 def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
@@ -443,7 +409,7 @@ def with_cpu(snap: Snapshot, pids: Iterable[int], interval: float) -> Snapshot:
         now = _cpu_time(pid)
         if now is not None:
             cpu[pid] = round(max(0.0, now - snap.procs[pid].cpu_time) / elapsed * 100, 1)
-    return Snapshot(snap.taken_at, snap.procs, snap.listeners, cpu, snap.read)
+    return dataclasses.replace(snap, cpu_percent=cpu)
 
 
 def cwd(pid: int) -> str | None:

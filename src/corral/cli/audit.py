@@ -20,13 +20,16 @@ def main(args: argparse.Namespace) -> int:
 
         print(dumps(events))
         return 0
+    from corral.core.text import printable
+
     if not events:
         print("no audit events yet")
     for e in events:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
         session = f" session {e['session']}" if e["session"] else ""
-        print(f"{when}  {e['event']}  via {e['surface']}{session}  ({e['actor']})")
+        print(printable(f"{when}  {e['event']}  via {e['surface']}{session}  ({e['actor']})"))
         for t in e["targets"]:
             detail = f" ({t['detail']})" if t.get("detail") else ""
-            print(f"  pid {t.get('pid')} @ {t.get('started_at')}: {t.get('result')}{detail}")
+            target = f"  pid {t.get('pid')} @ {t.get('started_at')}: {t.get('result')}{detail}"
+            print(printable(target))
     return 0

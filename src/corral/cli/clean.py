@@ -21,15 +21,21 @@ def main(args: argparse.Namespace) -> int:
                 {
                     "forgotten": result.forgotten,
                     "kept": [{"id": i, "why": why} for i, why in result.kept],
+                    "litter": result.litter,
                 }
             )
         )
         return 0
-    print(
-        f"forgot {len(result.forgotten)} finished job(s)"
-        if result.forgotten
-        else "nothing to clean"
-    )
+    if result.forgotten or not result.litter:
+        print(
+            f"forgot {len(result.forgotten)} finished job(s)"
+            if result.forgotten
+            else "nothing to clean"
+        )
+    if result.litter:
+        print(f"removed {len(result.litter)} leftover file(s) from the ledger folder")
+    from corral.core.text import printable
+
     for job_id, why in result.kept:
-        print(f"kept {job_id[:8]}: {why}")
+        print(printable(f"kept {job_id[:8]}: {why}"))
     return 0

@@ -46,24 +46,28 @@ def main(args: argparse.Namespace) -> int:
 
         print(dumps(data))
         return 0
+    from corral.core.text import printable
+
     out = sys.stdout
     if not data["readable"]:
         out.write(
-            f"untouched: corral cannot read this line with certainty ({data['reason']});\n"
+            "untouched: corral cannot read this line with certainty "
+            f"({printable(data['reason'])});\n"
             "it runs exactly as written, neither recorded nor refused.\n"
         )
         return 0
     if data["action"] == "refuse":
-        out.write(f"refused: {data['refusal']}\n")
+        out.write(f"refused: {printable(data['refusal'])}\n")
     elif data["action"] == "wrap" and data["mode"] == "in-place":
         out.write(
             "supervised in place: each long runner the line sends to the background runs\n"
             "under a supervisor of its own; every other byte of the line runs as written.\n"
-            f"The agent's shell runs:\n  {data['rewritten']}\n"
+            f"The agent's shell runs:\n  {printable(data['rewritten'])}\n"
         )
     elif data["action"] == "wrap":
         out.write(
-            f"supervised ({data['mode']} mode). The agent's shell runs:\n  {data['rewritten']}\n"
+            f"supervised ({data['mode']} mode). The agent's shell runs:\n"
+            f"  {printable(data['rewritten'])}\n"
         )
     elif any(job["note"] for job in data["jobs"]):
         out.write(
@@ -82,9 +86,10 @@ def main(args: argparse.Namespace) -> int:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
     for job in data["jobs"]:
         port = f", port {job['port']}" if job["port"] else ""
-        out.write(f"  job: {job['display']}  (in {job['cwd']}{port}, identity {job['identity']})\n")
+        where = f"(in {job['cwd']}{port}, identity {job['identity']})"
+        out.write(printable(f"  job: {job['display']}  {where}") + "\n")
         if job["rewritten"]:
-            out.write(f"    rewritten in place: {job['rewritten']}\n")
+            out.write(printable(f"    rewritten in place: {job['rewritten']}") + "\n")
         elif job["note"]:
-            out.write(f"    runs as written: {job['note']}\n")
+            out.write(printable(f"    runs as written: {job['note']}") + "\n")
     return 0

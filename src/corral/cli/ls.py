@@ -7,6 +7,7 @@ import sys
 
 from corral.cli.human import human_age, human_bytes, short_path
 from corral.core.outcomes import LIVE_STATES
+from corral.core.text import printable
 from corral.service.jobs import JobView
 
 
@@ -28,6 +29,8 @@ def render(jobs: list[JobView]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from corral.cli.show import cell
+
     # A pipe gets whole lines (no wrapping at 80 columns); a terminal gets its width.
     console = Console(width=None if sys.stdout.isatty() else 200)
     if not jobs:
@@ -38,7 +41,7 @@ def render(jobs: list[JobView]) -> None:
         table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
     for job in jobs:
         state = job.state if job.exit_code is None else f"{job.state} ({job.exit_code})"
-        table.add_row(
+        row = (
             job.id[:8],
             state,
             " ".join(f":{p}" for p in job.ports) or "-",
@@ -49,14 +52,15 @@ def render(jobs: list[JobView]) -> None:
             short_path(job.cwd),
             job.command,
         )
+        table.add_row(*(cell(text) for text in row))
     console.print(table)
     for job in jobs:
         if job.tmux and job.state in LIVE_STATES:
             session, _, window = job.tmux.partition(":")
             text = f"{job.id[:8]}: tmux attach -t {session}  (window {window})"
-            console.print(text, markup=False, highlight=False)
+            console.print(printable(text), markup=False, highlight=False)
         if job.note:
-            console.print(f"[yellow]{job.id[:8]}: {job.note}[/yellow]", highlight=False)
+            console.print(cell(f"{job.id[:8]}: {job.note}", style="yellow"), highlight=False)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -70,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
     project = None if args.session else project_root()
     rows = list_rows(session=args.session, project=project, include_finished=args.all)
     for warning in rows.warnings:
-        sys.stderr.write(f"corral ls: warning: {warning}\n")
+        sys.stderr.write(f"corral ls: warning: {printable(warning)}\n")
     if args.json:
         from corral.core.envelope import dumps
 
@@ -81,6 +85,10 @@ def main(args: argparse.Namespace) -> int:
         from corral.cli.session import render_processes
 
         where = f"session {args.session}" if args.session else "agent sessions in this project"
-        print(f"\nNot supervised ({where}; `corral stop --pid PID --started-at T` stops one):")
+        print(
+            printable(
+                f"\nNot supervised ({where}; `corral stop --pid PID --started-at T` stops one):"
+            )
+        )
         render_processes(rows.processes, "")
     return 0

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "procs": ("corral.cli.procs", "what Claude Code's /procs shows: a session's jobs; stop them"),
     "statusline": ("corral.cli.statusline", "the Claude Code status line band for a folder"),
     "install": ("corral.cli.install", "install corral into Claude Code's settings (or remove it)"),
+    "doctor": ("corral.cli.doctor", "check corral's state and installs; --fix repairs them"),
 }
 
 
@@ -61,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = module.main(args)
     except CorralError as exc:
-        sys.stderr.write(f"corral {name}: {exc}\n")
+        from corral.core.text import printable
+
+        sys.stderr.write(f"corral {name}: {printable(str(exc))}\n")
         return exc.exit_code
     except UnsafeFolder as exc:  # one clear line: which folder, why, what to do
         sys.stderr.write(f"corral {name}: {exc.filename}: {exc.strerror}\n")

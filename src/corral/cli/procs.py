@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from corral.core.text import printable
 from corral.errors import EXIT_FAILURE, CorralError, UsageError
 from corral.service.claude import Overview, overview
 
@@ -78,6 +79,9 @@ def _job_lines(rows: list[Any]) -> list[str]:
 
 
 def _columns(table: list[tuple[str, ...]]) -> list[str]:
+    from corral.core.text import printable
+
+    table = [tuple(printable(cell) for cell in row) for row in table]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
     return [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1]
@@ -122,7 +126,9 @@ def render(view: Overview) -> str:
             f"  :{port:<6} {name}" + (f" (pid {pid})" if pid else "") for port, name, pid in seen
         ]
     out += ["", "/procs stop-all | stop ID | clean | earlier"]
-    return "\n".join(out)
+    from corral.core.text import printable
+
+    return "\n".join(printable(line) for line in out)
 
 
 def _render_stop(done: Any, args: argparse.Namespace) -> int:
@@ -143,7 +149,7 @@ def main(args: argparse.Namespace) -> int:
     try:  # for the slash command: every answer on stdout, where the user sees it
         _main(args)
     except CorralError as exc:
-        print(f"corral procs: {exc}")
+        print(f"corral procs: {printable(str(exc))}")
     return 0
 
 
@@ -154,7 +160,7 @@ def _main(args: argparse.Namespace) -> int:
     if not words:
         view = overview(session, folder)
         for warning in view.warnings:
-            sys.stderr.write(f"corral procs: warning: {warning}\n")
+            sys.stderr.write(f"corral procs: warning: {printable(warning)}\n")
         if args.json:
             from corral.core.envelope import dumps
 

@@ -23,7 +23,7 @@ from corral.errors import EXIT_FAILURE, UsageError
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "corral run [-d] [--force] [--session S] [--grace SECONDS] [--backend group|tmux] "
-        "[--json] (-c LINE | -- CMD ...)"
+        "[--allow-unsupervised] [--json] (-c LINE | -- CMD ...)"
     )
     parser.add_argument("-c", dest="line", metavar="LINE", help="a shell line to run")
     parser.add_argument(
@@ -46,6 +46,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="time between SIGTERM and SIGKILL when stopping (default 3)",
     )
     parser.add_argument("--json", action="store_true", help="with -d: print the job as JSON")
+    parser.add_argument(
+        "--allow-unsupervised",
+        action="store_true",
+        help="with -d: if corral cannot record the job (its ledger folder is full or "
+        "unwritable), run it untracked instead of starting nothing",
+    )
     parser.add_argument(
         "--backend",
         choices=("group", "tmux"),
@@ -85,8 +91,8 @@ def main(args: argparse.Namespace) -> int:
         options += ["--port", str(admitted.port)] if admitted.port is not None else []
         options += ["--meta", f"job_cwd={admitted.job_cwd}"] if admitted.job_cwd else []
         argv = tmux_wrapper.wrapper_argv(line, token=admitted.token, options=options)
-        sys.stdout.flush()
-        os.execv(argv[0], argv)
+        _flush_stdout()
+        os.execve(argv[0], argv, runner.caller_environment())
     if not args.detached:
         argv = runner.supervisor_argv(
             line,
@@ -97,8 +103,8 @@ def main(args: argparse.Namespace) -> int:
             port=admitted.port,
             job_cwd=admitted.job_cwd,
         )
-        sys.stdout.flush()
-        os.execv(argv[0], argv)
+        _flush_stdout()
+        os.execve(argv[0], argv, runner.caller_environment())
     started = runner.start_detached(
         line,
         session=session,
@@ -108,9 +114,20 @@ def main(args: argparse.Namespace) -> int:
         identity=admitted.identity,
         port=admitted.port,
         job_cwd=admitted.job_cwd,
+        fallback=args.allow_unsupervised,
     )
+    from corral.core.text import printable
+
+    if started.error:
+        if args.json:
+            from corral.core.envelope import dumps
+
+            print(dumps(None, [started.error]))
+        else:
+            print(f"corral run: {printable(started.error)}", file=sys.stderr)
+        return EXIT_FAILURE
     if started.warning:
-        print(started.warning, file=sys.stderr)
+        print(printable(started.warning), file=sys.stderr)
     if args.json:
         from corral.core.envelope import dumps
 
@@ -139,6 +156,13 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _flush_stdout() -> None:
+    """Before exec: stdout may be closed (`corral run -c LINE >&-`), as bash allows; the
+    job then gets it closed too."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
 def _refused(refusal: str, *, json_out: bool) -> int:
     """Nothing was started: say why (in the envelope's errors with --json)."""
     if json_out:
@@ -146,5 +170,8 @@ def _refused(refusal: str, *, json_out: bool) -> int:
 
         print(dumps(None, [refusal]))
     else:
-        print(f"{refusal}\n(to start it anyway: corral run --force ...)", file=sys.stderr)
+        from corral.core.text import printable
+
+        print(printable(refusal), file=sys.stderr)
+        print("(to start it anyway: corral run --force ...)", file=sys.stderr)
     return EXIT_FAILURE

@@ -27,17 +27,18 @@ def render_processes(views: list[ProcessView], empty: str) -> None:
     from rich.table import Table
 
     from corral.cli.human import human_age, human_bytes, short_path
+    from corral.cli.show import cell
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     if not views:
-        console.print(empty)
+        console.print(cell(empty))
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     heads = ("PID", "BY", "SESSION", "JOB", "PORTS", "AGE", "CPU", "MEM", "FOLDER", "COMMAND")
     for name in heads:
         table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
     for v in views:
-        table.add_row(
+        row = (
             str(v.pid) + ("" if v.own else " (other user)"),
             v.attribution,
             (v.session or "-")[:12] + (" (agent gone)" if v.agent == "gone" else ""),
@@ -49,19 +50,22 @@ def render_processes(views: list[ProcessView], empty: str) -> None:
             short_path(v.cwd) if v.cwd else "-",
             v.command or v.name,
         )
+        table.add_row(*(cell(text) for text in row))
     console.print(table)
 
 
 def report(result: Termination) -> None:
     import sys
 
+    from corral.core.text import printable
+
     if not result.targets:
-        print(f"session {result.session}: nothing stopped")
+        print(printable(f"session {result.session}: nothing stopped"))
     for t in result.targets:
         detail = f" ({t.detail})" if t.detail else ""
-        print(f"  {t.role} pid {t.pid} [{t.attribution}]: {t.result.value}{detail}")
+        print(printable(f"  {t.role} pid {t.pid} [{t.attribution}]: {t.result.value}{detail}"))
     for error in result.errors:
-        sys.stderr.write(f"corral session: {error}\n")
+        sys.stderr.write(f"corral session: {printable(error)}\n")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -88,8 +92,10 @@ def list_orphans(args: argparse.Namespace) -> int:
         raise UsageError("--all-projects goes with --orphaned")
     project = None if args.all_projects else project_root()
     listing = list_processes(args.session, orphaned=True, project=project)
+    from corral.core.text import printable
+
     for warning in listing.warnings:
-        sys.stderr.write(f"corral ls: warning: {warning}\n")
+        sys.stderr.write(f"corral ls: warning: {printable(warning)}\n")
     if args.json:
         from corral.core.envelope import dumps
 

@@ -41,15 +41,17 @@ def main(args: argparse.Namespace) -> int:
 def report(outcomes: list[StopOutcome], errors: list[str], nothing: str) -> None:
     import sys
 
+    from corral.core.text import printable
+
     if not outcomes:
         print(nothing)
     for o in outcomes:
         head = f"{o.job[:8]}  {o.state}"
-        print(f"{head}  {o.command}" if o.command else head)
+        print(printable(f"{head}  {o.command}" if o.command else head))
         for t in o.targets:
             extra = f" ({t.detail})" if t.detail else ""
-            print(f"  {t.role} pid {t.pid}: {t.result.value}{extra}")
+            print(printable(f"  {t.role} pid {t.pid}: {t.result.value}{extra}"))
         if o.note:
-            print(f"  {o.note}")
+            print(printable(f"  {o.note}"))
     for error in errors:
-        sys.stderr.write(f"corral stop: {error}\n")
+        sys.stderr.write(f"corral stop: {printable(error)}\n")

@@ -142,6 +142,7 @@ def encode_record(record: dict[str, Any]) -> bytes:
 
 def write_record(ledger: str, record: dict[str, Any]) -> None:
     """Atomically replace <ledger>/<id>.json with `record` (temp file + rename, mode 0600)."""
+    import errno
     import os
 
     final = os.path.join(ledger, record["id"] + ".json")
@@ -149,7 +150,15 @@ def write_record(ledger: str, record: dict[str, Any]) -> None:
     data = encode_record(record)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(temp, final)
+        try:
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, "short write", temp)
+        finally:
+            os.close(fd)
+        os.replace(temp, final)
+    except OSError:
+        try:  # a full disk must not keep the empty temp file as litter
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise

@@ -97,10 +97,19 @@ def _observed_states(
             state = transition(record.id, JobState(record.state), JobState.UNSUPERVISED)
             pids = [m.identity.pid for m in found]
             seen[record.id] = (state, _gone_note(record, found), pids)
+        elif not os.path.exists(os.path.join(paths.ledger_dir(), f"{record.id}.stop")):
+            # A supervisor removes its stop channel as it ends, also when the record of the
+            # end could not be written (a full disk); a killed one leaves it behind.
+            end = JobState.STOPPED if record.stop_requested_at else JobState.EXITED
+            note = f"its supervisor saw it end but could not record how: {_NO_END}"
+            seen[record.id] = (end, note, [])
         else:
             note = "supervisor ended without recording the job's end"
             seen[record.id] = (JobState.KILLED, note, [])
     return seen
+
+
+_NO_END = "is the ledger folder full or read-only? `corral doctor` checks it"
 
 
 def list_jobs(
@@ -493,6 +502,7 @@ def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:
 class CleanResult:
     forgotten: list[str]
     kept: list[tuple[str, str]]  # (job id, why it was kept)
+    litter: list[str] = field(default_factory=list)  # leftover files removed (service.litter)
 
 
 def clean(ledger_path: Path | None = None) -> CleanResult:
@@ -524,6 +534,18 @@ def clean(ledger_path: Path | None = None) -> CleanResult:
 
     tmux.remove_stale_private_dirs()  # left by tmux wrappers that were SIGKILLed
     _release_reservations(forgotten)
-    for job_id in forgotten:
-        ledger.remove(job_id, ledger_path)
-    return CleanResult(forgotten, kept)
+    folder = paths.ledger_dir() if ledger_path is None else os.fspath(ledger_path)
+    try:
+        for job_id in forgotten:
+            ledger.remove(job_id, ledger_path)
+    except OSError as exc:
+        from corral.errors import StorageError
+
+        raise StorageError(
+            f"cannot remove finished jobs' records in {folder}: {exc.strerror or exc}; "
+            "make the folder writable (`corral doctor` checks it)"
+        ) from exc
+    from corral.service import litter
+
+    removed, _ = litter.sweep(folder)
+    return CleanResult(forgotten, kept, removed)

@@ -10,6 +10,30 @@ from corral import paths
 from corral.lowlevel import locations
 
 
+def caller_environment() -> dict[str, str]:
+    """The environment to hand a job: ours, without Python's locale coercion.
+
+    When the caller's locale is C or unset, Python (PEP 538) puts LC_CTYPE=C.UTF-8 into
+    os.environ at start-up, and a job given it would count `é` as one character where its
+    caller counts two bytes. Linux keeps the environment from before the coercion in
+    /proc/self/environ: LC_CTYPE is taken from there (or dropped when it was not set)."""
+    env = dict(os.environ)
+    if "LC_CTYPE" not in env:
+        return env
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:  # macOS: no record of the original; os.environ is the best there is
+        return env
+    for entry in entries:
+        if entry.startswith(b"LC_CTYPE="):
+            env["LC_CTYPE"] = os.fsdecode(entry[len(b"LC_CTYPE=") :])
+            break
+    else:
+        del env["LC_CTYPE"]
+    return env
+
+
 def new_token() -> str:
     return os.urandom(16).hex()
 
@@ -100,6 +124,7 @@ class Started:
     backend: str = "group"
     tmux: str | None = None  # `session:window` of a tmux-backend job
     warning: str | None = None  # the tmux backend was asked for but could not be used
+    error: str | None = None  # nothing was started: why (only when fallback=False)
 
 
 def start_detached(
@@ -113,16 +138,29 @@ def start_detached(
     identity: str | None = None,
     port: int | None = None,
     job_cwd: str | None = None,
+    fallback: bool = True,
 ) -> Started:
     """Start `line` detached; its output goes to a log file (and, with the tmux backend, to
     its window). Returns once it is recorded. If the tmux backend cannot be used, the job
     starts with the default backend and `warning` says why. `token` (default: a new one),
-    `identity` and `port` are recorded in the ledger, for later duplicate checks."""
+    `identity` and `port` are recorded in the ledger, for later duplicate checks.
+
+    If the job cannot be supervised (its record cannot be written), it runs unsupervised
+    (`supervised` is False) or, with fallback=False, not at all (`error` says why)."""
     import subprocess
 
     token = token or new_token()
-    logs = paths.ensure_private_dir(paths.home() / "logs")
-    log_path = logs / f"{token}.log"
+    log_path = paths.home() / "logs" / f"{token}.log"
+    try:
+        paths.ensure_private_dir(log_path.parent)
+        os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    except locations.UnsafeFolder:
+        raise  # its own clear line: which folder, why, what to do (never chmod'ed for it)
+    except OSError as exc:
+        if not fallback:
+            why = exc.strerror or str(exc)
+            return Started(token, 0, False, log_path, error=_unsupervisable(why, log_path.parent))
+        log_path = Path(os.devnull)  # it runs anyway, as asked, with its output dropped
     argv = supervisor_argv(
         line,
         token=token,
@@ -144,18 +182,51 @@ def start_detached(
             return started
         warning = started
     read_end, write_end = os.pipe()
-    argv[-2:-2] = ["--ready-fd", str(write_end)]  # before `-- LINE`
+    options = ["--ready-fd", str(write_end)] + ([] if fallback else ["--no-fallback"])
+    argv[-2:-2] = options  # before `-- LINE`
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, pass_fds=(write_end,), cwd=cwd
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            pass_fds=(write_end,),
+            cwd=cwd,
+            env=caller_environment(),
         )
     finally:
         os.close(fd)
         os.close(write_end)
     with os.fdopen(read_end, "rb") as ready:
         answer = ready.read()  # EOF once the supervisor wrote "ok" or fell back to plain exec
+    if answer.startswith(b"fail"):
+        proc.wait()
+        why = answer[4:].decode("utf-8", "replace").strip()
+        return Started(
+            token, proc.pid, False, log_path, warning=warning, error=_unsupervisable(why)
+        )
     return Started(token, proc.pid, answer.startswith(b"ok"), log_path, warning=warning)
+
+
+def _unsupervisable(why: str, folder: Path | None = None) -> str:
+    """The one line for a detached start that could not be supervised: what failed (the
+    ledger folder, or the log folder when given), where, what to do."""
+    if "No space" in why or "Disk quota" in why:
+        todo = "free space on its disk"
+    elif "Read-only" in why:
+        todo = "remount it writable or set CORRAL_HOME to a writable folder"
+    else:
+        todo = "see `corral doctor`"
+    what = (
+        f"cannot write its log in {folder}"
+        if folder is not None
+        else f"cannot record it in the ledger folder {paths.ledger_dir()}"
+    )
+    return (
+        f"cannot supervise the job, nothing was started: {what} ({why}); {todo}, or pass "
+        "--allow-unsupervised to run it untracked"
+    )
 
 
 def _start_in_tmux(
@@ -172,6 +243,7 @@ def _start_in_tmux(
         capture_output=True,
         text=True,
         cwd=cwd,
+        env=caller_environment(),
         check=False,
     )
     words = result.stdout.split()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from corral import paths
-from corral.adapters import attribution, ledger, procs, scan
+from corral.adapters import attribution, ledger, owners, procs, scan
 from corral.adapters.attribution import Attributed, Attribution
 from corral.adapters.identity import ProcessIdentity, cmdline, identity_of
 from corral.adapters.ledger import JobRecord
@@ -102,7 +102,9 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
     an agent's tool call runs: the processes started since (a process still listed keeps what
     `previous` saw of it: its CPU and memory as then, its markers), the ledger only when its
     folder changed, and the stored observations not at all (`previous` read them, and this
-    process stores the new ones). Unchanged processes and ledger: the same attribution."""
+    process stores the new ones). The attribution is done again only when what changed can
+    change it (a marked process, a child of an attributed one or of an agent, a gone agent or
+    supervisor, a changed ledger); otherwise the gone processes' rows are dropped."""
     key = _ledger_key()
     if key is not None and key == previous.ledger_key:
         records, ledger_warnings = previous.records, list(previous.ledger_warnings)
@@ -110,63 +112,113 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
         read = ledger.read_all()
         records, ledger_warnings = read.records, list(read.warnings)
     warnings = list(ledger_warnings)
-    snap = scan.take(previous=previous.snapshot, incremental=True)
-    if (
-        records is previous.records
-        and not snap.read
-        and snap.procs.keys() == previous.snapshot.procs.keys()
-    ):
-        attributed = previous.attributed
+    # a new socket's owner is looked for among the processes shown (a job's server binding
+    # its port late), not among every process's descriptors at every refresh
+    shown = previous.attributed.rows.keys()
+    snap = scan.take(previous=previous.snapshot, incremental=True, walk_only=shown)
+    remembered = previous.remembered
+    if records is previous.records and not _may_change(previous, snap):
+        attributed = _without_gone(previous.attributed, snap)
     else:
-        attributed = attribution.attribute(
-            snap, records, previous.remembered, previous.known_agents
-        )
+        # what the last refresh attributed counts as remembered, as if stored and loaded: a
+        # process seen under its agent keeps that session once its parent shell is gone
+        remembered = {
+            **remembered,
+            **{(r.pid, r.started_at): r for r in previous.attributed.rows.values()},
+        }
+        attributed = attribution.attribute(snap, records, remembered, previous.known_agents)
     if remember:
-        _remember(snap, attributed, warnings)
+        _remember(snap, attributed, warnings, pause=SAVE_PAUSE)
     return Observed(
         snap,
         attributed,
         records,
         warnings,
-        previous.remembered,
+        remembered,
         previous.known_agents,
         key,
         tuple(ledger_warnings),
     )
 
 
-def _remember(snap: scan.Snapshot, attributed: Attributed, warnings: list[str]) -> None:
+def _may_change(previous: Observed, snap: scan.Snapshot) -> bool:
+    """Whether attributing `snap` afresh may give other rows than `previous` minus the
+    processes gone: a process read now carries a marker or is the child of an attributed
+    process or an agent, or a gone process was an agent or a job's supervisor."""
+    rows, agents = previous.attributed.rows, previous.attributed.live_agents
+    agent_pids = {pid for idents in agents.values() for pid, _ in idents}
+    for pid in snap.read or ():
+        proc = snap.procs[pid]
+        if proc.markers or proc.ppid in rows or proc.ppid in agent_pids:
+            return True
+    gone = previous.snapshot.procs.keys() - snap.procs.keys()
+    return any(
+        pid in agent_pids or (pid in rows and rows[pid].role == ROLE_SUPERVISOR) for pid in gone
+    )
+
+
+def _without_gone(attributed: Attributed, snap: scan.Snapshot) -> Attributed:
+    """`attributed` without the rows of processes gone from `snap`."""
+    rows = {pid: row for pid, row in attributed.rows.items() if pid in snap.procs}
+    if len(rows) == len(attributed.rows):
+        return attributed
+    sessions_left = {row.session for row in rows.values()}
+    agents = {s: state for s, state in attributed.agents.items() if s in sessions_left}
+    return Attributed(rows, agents, attributed.live_agents)
+
+
+def _remember(
+    snap: scan.Snapshot, attributed: Attributed, warnings: list[str], pause: float = 0.0
+) -> None:
+    if _paused(pause):
+        return
     seen = [
         observations.Observation(r.pid, r.started_at, r.how, r.session, r.job, r.role)
         for r in attributed.rows.values()
     ]
     try:
-        _save(seen, attributed.live_agents, snap)
+        _save(seen, attributed.live_agents, snap, pause)
     except (sqlite3.Error, OSError) as exc:
         warnings.append(f"observations not stored: {exc}")
 
 
 SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
-_SAVED: tuple[object, float] | None = None  # what this process stored last, and when
+# A refresh stores what changed at most this often: while an agent's tool calls run, the
+# machine's processes come and go several times a second, and one write (tens of ms on a
+# loaded machine) costs more than a hundred refreshes. The refreshes in between keep what
+# they saw in memory; a whole snapshot (a request) stores at once.
+SAVE_PAUSE = 10.0
+_SAVED: tuple[tuple[object, ...], float] | None = None  # what this process stored last, and when
 _SAVED_LOCK = threading.Lock()  # the daemon's refresh and a terminate observe in two threads
+
+
+def _paused(pause: float) -> bool:
+    """Whether this process stored observations (of this home) less than `pause` s ago."""
+    saved = _SAVED
+    return saved is not None and saved[0][0] == paths.home() and time.monotonic() - saved[1] < pause
 
 
 def _save(
     seen: list[observations.Observation],
     agents: dict[str, list[tuple[int, str]]],
     snap: scan.Snapshot,
+    pause: float = 0.0,
 ) -> None:
-    """Store observations unless this process stored the very same ones a moment ago: a
-    daemon refreshing four times a second while a tool call runs writes only what changed.
-    (Dead identities are pruned on the next write; every stored one is rechecked on load.)"""
+    """Store observations unless this process stored the very same ones a moment ago (a
+    daemon refreshing four times a second while a tool call runs writes only what changed),
+    or stored any less than `pause` seconds ago. (Dead identities are pruned on the next
+    write; every stored one is rechecked on load.)"""
     global _SAVED
-    key = (
-        paths.home(),
-        frozenset(seen),
-        frozenset((s, i) for s, ids in agents.items() for i in ids),
-    )
+    home = paths.home()
     with _SAVED_LOCK:
         now = time.monotonic()
+        if _SAVED is not None and _SAVED[0][0] == home and now - _SAVED[1] < pause:
+            return
+        key = (
+            home,
+            frozenset(seen),
+            frozenset((s, i) for s, ids in agents.items() for i in ids),
+        )
         if _SAVED is not None and _SAVED[0] == key and now - _SAVED[1] < SAVE_AGAIN:
             return
         alive = {(p.pid, p.started_at) for p in snap.procs.values()}
@@ -241,7 +293,7 @@ def forget_caches(*, persisted: bool = False) -> None:
     costs what it costs in a new process; with `persisted`, also what earlier processes left
     in corral's home (the sockets' owners), as on the first run ever."""
     _SHOWN.clear()
-    scan.forget_owners(persisted=persisted)
+    owners.forget_owners(persisted=persisted)
 
 
 def _command(pid: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from corral import paths
+from corral.errors import StorageError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -34,17 +35,41 @@ CREATE TABLE IF NOT EXISTS history (
 STOP_EVENT = "session.processes.terminated"
 
 
+def storage_error(exc: BaseException, db: Path) -> StorageError:
+    """One clear line for a database that cannot be used: what failed, where, what to do."""
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if "full" in lowered or getattr(exc, "errno", None) == 28:
+        todo = "free space on its disk and run the command again"
+    elif "readonly" in lowered or "read-only" in lowered:
+        todo = "make it (and its folder) writable, or set CORRAL_HOME to a writable folder"
+    elif "locked" in lowered or "busy" in lowered:
+        todo = "another corral holds it; run the command again"
+    else:
+        todo = "move it aside (`corral doctor --fix` does) and corral starts a new one"
+    return StorageError(f"cannot use the database {db}: {text}; {todo}")
+
+
 @contextmanager
 def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
+    """A connection with the schema in place. Any failure of the database, inside the
+    `with` block too, is raised as StorageError (one clear line)."""
     db = path or paths.database()
-    paths.ensure_private_dir(db.parent)
-    conn = sqlite3.connect(db, timeout=10, isolation_level=None)
+    try:
+        paths.ensure_private_dir(db.parent)
+        conn = sqlite3.connect(db, timeout=10, isolation_level=None)
+    except (sqlite3.Error, OSError) as exc:
+        raise storage_error(exc, db) from exc
     try:
         os.chmod(db, 0o600)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
         yield conn
+    except StorageError:
+        raise
+    except (sqlite3.Error, OSError) as exc:
+        raise storage_error(exc, db) from exc
     finally:
         conn.close()
 

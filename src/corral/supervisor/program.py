@@ -2,7 +2,7 @@
 
 usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--async]
            [--session ID] [--grace SECONDS] [--ledger DIR] [--identity DIGEST]
-           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] -- LINE
+           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] [--no-fallback] -- LINE
 
 Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
 process group that this program leads, records the job in the ledger folder
@@ -29,11 +29,14 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --ready-fd FD    write "ok" to FD once the job is started, then close it
   --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`,
                    and `command`: the agent's command when LINE wraps it)
+  --no-fallback    if the job cannot be supervised, run nothing: write "fail REASON" to
+                   the ready fd and exit 1 (`corral run -d`)
 
 Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
 whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace
 period). SIGHUP is ignored by the supervisor itself. If the group cannot be led or the
-ledger cannot be written, LINE runs exactly as written, unsupervised.
+ledger cannot be written, LINE runs exactly as written, unsupervised (or, with
+--no-fallback, not at all).
 
 Started through launcher.py (from bytecode). It imports only the standard library and
 corral's floor (corral.lowlevel: the record format, display redaction, /proc, locations).
@@ -128,6 +131,7 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         "ready_fd": None,
         "meta": [],
         "async": False,
+        "fallback": True,
     }
     valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
     i = 0
@@ -142,6 +146,8 @@ def _parse(argv: list[str]) -> dict[str, Any]:
             opts["mode"] = arg[2:]
         elif arg == "--async":
             opts["async"] = True
+        elif arg == "--no-fallback":
+            opts["fallback"] = False
         elif arg == "--meta" and i + 1 < len(argv) and "=" in argv[i + 1][1:]:
             key, _, value = argv[i + 1].partition("=")
             if not key.replace("_", "a").isalnum() or not key.isascii():
@@ -514,6 +520,8 @@ class Supervisor:
             write_record(self.ledger, self.record)
         except OSError as exc:
             _log(self.ledger, f"cannot record the end: {exc}")
+        # Removing the stop channel needs no space: with it gone, readers know that the
+        # supervisor saw the job end (a killed supervisor leaves it), even on a full disk.
         try:
             os.unlink(self.fifo_path)
         except OSError:
@@ -632,6 +640,16 @@ def main(argv: list[str] | None = None) -> int:
         sup.start_record()
     except OSError as exc:
         sup.undo_group()
+        try:  # the stop channel of a job that has no record is litter
+            os.unlink(sup.fifo_path)
+        except OSError:
+            pass
+        if not opts["fallback"]:
+            _log(sup.ledger, f"not started: cannot supervise: {exc}")
+            if ready_fd is not None:
+                os.write(ready_fd, f"fail {exc}\n".encode("utf-8", "replace"))
+                os.close(ready_fd)
+            return 1
         if ready_fd is not None:
             os.close(ready_fd)
         return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup, sup.job_signals)

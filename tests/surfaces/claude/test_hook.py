@@ -303,3 +303,34 @@ def test_a_job_that_changes_folder_first_is_refused_when_asked_again(tmp_path: P
     finally:
         stop_all()
         shell.wait(timeout=20)
+
+
+def test_a_line_over_the_size_limit_runs_as_written_at_once(tmp_path: Path) -> None:
+    """A 10 MB line took the hook ~2.6 s a MB (Claude Code allows 60 s): now it is left
+    untouched at once, and `corral explain` says why. Timed against a tiny line in the same
+    run: a ratio, never an absolute time."""
+    from corral.core.shell import plan
+
+    assert hook.LINE_LIMIT == plan.LINE_LIMIT
+    huge = "sleep " + " ".join(["1"] * 5_000_000) + " &"  # 10 MB of words
+
+    def timed(line: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+        start = time.monotonic()
+        result = run_hook("pre-tool-use", payload(line, tmp_path))
+        return time.monotonic() - start, result
+
+    small_time, small = timed("sleep 1 &")
+    assert small.returncode == 0 and small.stdout  # a small line is supervised
+    stop_all()
+    huge_time, result = timed(huge)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert huge_time < 5 * small_time, (huge_time, small_time)
+    explained = corral("explain", "--json", "--", huge[: plan.LINE_LIMIT + 1])
+    data = json.loads(explained.stdout)["data"]
+    assert data["action"] == "untouched" and not data["readable"]
+    limit = plan.LINE_LIMIT
+    assert data["reason"] == (
+        f"the line is {limit + 1} characters long; corral reads lines of up to {limit}"
+    )
+    human = corral("explain", "--", huge[: plan.LINE_LIMIT + 1]).stdout
+    assert "characters long; corral reads lines of up to 65536" in human

@@ -52,6 +52,9 @@ __all__ = [
 ]
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
+# Reading a line takes time that grows with it (seconds a megabyte), and Claude Code gives a
+# hook 60 s: a longer line runs as written at once (the hook checks the same limit first).
+LINE_LIMIT = 64 * 1024  # characters
 # An `&` that may send something to the background (not `&&`, `>&`, `<&`, `&>`, `|&`): only
 # such a line is read for the in-place rewrite (a quoted one costs a reading, nothing else).
 _LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
@@ -83,6 +86,11 @@ def explain_json(decision: Decision) -> dict[str, Any]:
     }
 
 
+def too_long(line: str) -> str:
+    """Why a line over LINE_LIMIT is not read."""
+    return f"the line is {len(line)} characters long; corral reads lines of up to {LINE_LIMIT}"
+
+
 def _untouched(readable: bool, reason: str | None, jobs: tuple[JobSpec, ...] = ()) -> Decision:
     return Decision(readable, reason, Action.UNTOUCHED, None, None, None, jobs)
 
@@ -101,6 +109,8 @@ def decide(
     token: str | None = None,
 ) -> Decision:
     """What to do with one Bash line (`background`: the call's run_in_background)."""
+    if len(line) > LINE_LIMIT:
+        return _untouched(False, too_long(line))
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
         reason = plain_reason(line)
         return _untouched(reason is None, reason)

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 # No `from __future__ import annotations` and no `os` on the fast path: each costs start-up.
 # Annotations naming typing-only names are strings.
 
+# core.shell.plan.LINE_LIMIT (a test pins that they agree): a longer line runs as written,
+# answered at once; `corral explain` gives the reason.
+LINE_LIMIT = 64 * 1024
 EVENTS = ("pre-tool-use", "post-tool-use", "session-start", "session-end")
 # `re`'s `\s` and str.split() agree on what whitespace is; these are the other separators
 # of core.shell.plain.may_start_runner.
@@ -186,6 +189,8 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         _notify(home, "start", payload)
         tool_input = payload.get("tool_input")
         if not isinstance(tool_input, dict) or not isinstance(tool_input.get("command"), str):
+            return None
+        if len(tool_input["command"]) > LINE_LIMIT:
             return None
         from corral.lowlevel import locations
 
