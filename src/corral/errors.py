@@ -5,8 +5,11 @@
         ├── UsageError         the command's words are off; exit 2
         │   └── AmbiguousJob   an id prefix matches several jobs
         ├── JobNotFound        no job has that id
+        ├── StorageError       (also an OSError) the database or ledger cannot be used
         ├── InstallError       (surfaces.claude.install) settings cannot be changed
         └── TmuxError          (adapters.tmux) tmux failed; TmuxUnavailable: none usable
+    PermissionError
+    └── UnsafeFolder           (lowlevel.locations) an existing CORRAL_HOME is not private
     ValueError
     └── IllegalTransition      (core.outcomes) a job state moved where the table forbids:
                                a bug in whoever reported it, never shown as a refusal
