@@ -22,7 +22,8 @@ def test_a_long_runner_is_not_rewritten(tmp_path: Path, corral_home: Path) -> No
     elsewhere.mkdir()
     without = answer(run_hook("pre-tool-use", payload(line, elsewhere)))
     assert "updatedInput" in without  # the rewrite the prefix replaces
-    (corral_home / "reservations" / os.listdir(corral_home / "reservations")[0]).unlink()
+    for name in os.listdir(corral_home / "reservations"):  # its identity and its port
+        (corral_home / "reservations" / name).unlink()
     result = run_hook("pre-tool-use", payload(line, tmp_path), env=prefix_env(corral_home))
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert not (corral_home / "reservations").exists() or not os.listdir(
