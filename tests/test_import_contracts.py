@@ -35,8 +35,8 @@ ALLOWED: dict[str, set[str]] = {  # a module of each layer may import from these
 }
 # Known edges that break the rule, each with its reason; the list may only shrink.
 EXEMPT = {
-    # CLI commands still read the ledger or tmux themselves (issue 10 item 3 moves it to
-    # the service): adapters are allowed to this one only.
+    # `corral attach` hands the terminal to tmux itself: a service call would only pass
+    # the pane through.
     ("corral.cli.attach", "corral.adapters.tmux"),
 }
 

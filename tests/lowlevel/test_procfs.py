@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.lowlevel import procfs
-from tests.helpers import wait_for
+from tests.helpers import alive, wait_for
 
 pytestmark = pytest.mark.skipif(not procfs.LINUX, reason="Linux /proc")
 
@@ -67,8 +67,10 @@ def test_children_lists_give_the_tree_a_full_walk_gives(tmp_path: Path) -> None:
         by_children = sorted(procfs.descendants(tree.pid))
         assert by_children == by_walk and len(by_walk) == 4
     finally:
+        members = procfs.descendants(tree.pid, procfs.process_table())
         os.killpg(tree.pid, 9)
         tree.wait()
+        wait_for(lambda: not any(alive(pid) for pid in members), what="the tree gone")
 
 
 def test_ignored_signals_are_read_from_the_mask() -> None:

@@ -5,6 +5,7 @@ notes background calls for the prefix and still refuses a duplicate early."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from corral.surfaces.claude import prefix
@@ -22,8 +23,7 @@ def test_a_long_runner_is_not_rewritten(tmp_path: Path, corral_home: Path) -> No
     elsewhere.mkdir()
     without = answer(run_hook("pre-tool-use", payload(line, elsewhere)))
     assert "updatedInput" in without  # the rewrite the prefix replaces
-    for name in os.listdir(corral_home / "reservations"):  # its identity and its port
-        (corral_home / "reservations" / name).unlink()
+    shutil.rmtree(corral_home / "reservations")  # that rewrite's reservations
     result = run_hook("pre-tool-use", payload(line, tmp_path), env=prefix_env(corral_home))
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     assert not (corral_home / "reservations").exists() or not os.listdir(

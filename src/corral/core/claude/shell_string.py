@@ -14,8 +14,11 @@ know): the caller then runs the string as it came. Pure: no I/O.
 
 from __future__ import annotations
 
-import re
-from typing import NamedTuple
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import re
 
 EVAL = "eval '"
 JOIN = " && "
@@ -23,8 +26,18 @@ TAIL = "' < /dev/null && pwd -P >| "
 # A `'` inside the quoted command, as each Claude Code version writes it (after the quote
 # that closes the segment before it).
 QUOTES = {"2.1.332": "\"'\"'", "2.1.197": "\\''"}
-_SNAPSHOT = re.compile(r"source \S*/snapshot-(bash|zsh)-[^/\s]*\.sh ")
-_SESSION = re.compile(r"(?:^|\n|&& )export CORRAL_SESSION=([A-Za-z0-9_.:-]+)(?:\n|$)")
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The snapshot's shell and corral's session export (compiled on first use: the shell
+    prefix reads most strings without them, and `re` costs milliseconds to import)."""
+    import re
+
+    return (
+        re.compile(r"source \S*/snapshot-(bash|zsh)-[^/\s]*\.sh "),
+        re.compile(r"(?:^|\n|&& )export CORRAL_SESSION=([A-Za-z0-9_.:-]+)(?:\n|$)"),
+    )
 
 
 class Embedded(NamedTuple):
@@ -89,8 +102,9 @@ def read(string: str) -> Embedded | None:
 
 def _embedded(string: str, at: int, command: str, cwd_file: str, style: str) -> Embedded:
     head = string[:at]
-    snapshot = _SNAPSHOT.match(head)
-    session = _SESSION.search(head)
+    snapshot_pattern, session_pattern = _patterns()
+    snapshot = snapshot_pattern.match(head)
+    session = session_pattern.search(head)
     return Embedded(
         command=command,
         head=head,

@@ -1,6 +1,5 @@
-"""The shape of a decision about one shell line (plan.py decides; inplace.py rewrites the
-commands a line sends to the background mid-line): what to do, how it is wrapped, and the
-shell text of a supervisor's command line."""
+"""What the line reader decides for one line, as values: the action, the mode, each
+in-place rewrite, and how a supervisor's command line is written as shell text."""
 
 from __future__ import annotations
 
@@ -57,9 +56,8 @@ def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
         return []
     if decision.in_place:
         return [(decision.jobs[w.job], w.token) for w in decision.in_place]
-    if decision.job_token is None:  # a wrap always has its token
-        return []
-    return [(job, decision.job_token) for job in decision.jobs]
+    token = decision.job_token
+    return [(job, token) for job in decision.jobs] if token is not None else []
 
 
 def quote_for_wrapper(line: str) -> str:

@@ -16,8 +16,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from corral.core.shell.decision import Action, Decision, InPlace, Mode, shell_words
-from corral.core.shell.decision import same_dir as _same_dir
+from corral.core.shell.decision import Action, Decision, InPlace, Mode, same_dir, shell_words
 from corral.core.shell.folders import NoFolder
 from corral.core.shell.jobs import Job, JobSpec, runner_job
 from corral.core.shell.midline import Background, Unit, read_background
@@ -98,7 +97,7 @@ def _wrap(
 ) -> str:
     """`<supervisor> -- 'CMD'` for one unit; its first long runner names the job."""
     spec = specs[0]
-    moved = not _same_dir(spec.cwd, unit.cwd)  # `cd web && vite &`: the job runs in web
+    moved = not same_dir(spec.cwd, unit.cwd)  # `cd web && vite &`: the job runs in web
     # Never a tmux pane (the tmux backend's wrapper): the command keeps the caller's stdout,
     # stdin and `$!`, which only the supervisor itself can give it.
     launcher = [locations.LAUNCHER if w == locations.TMUX_WRAPPER else w for w in wrapper]

@@ -165,7 +165,7 @@ def _rewrite(
     *,
     cwd: str,
 ) -> str:
-    job_cwd = specs[0].cwd if specs and not _same_dir(specs[0].cwd, cwd) else None
+    job_cwd = specs[0].cwd if specs and not same_dir(specs[0].cwd, cwd) else None
     argv = supervisor_argv(
         inner,
         launcher=wrapper,  # `cd web && npm run dev`: the job runs in web (job_cwd)
@@ -187,18 +187,14 @@ def _refusal(
             if not earlier.runs_with(job):
                 continue
             same = earlier.spec.identity == job.spec.identity
-            if job.runner and same and _same_dir(earlier.spec.cwd, job.spec.cwd):
+            if job.runner and same and same_dir(earlier.spec.cwd, job.spec.cwd):
                 return messages.twice(job.spec.display, job.spec.cwd)
             if job.spec.port is not None and earlier.spec.port == job.spec.port:
                 return messages.port_twice(job.spec.port, earlier.spec.display, job.spec.display)
     for job in listed:
         spec = job.spec
         for running in live:
-            if (
-                job.runner
-                and running.identity == spec.identity
-                and _same_dir(running.cwd, spec.cwd)
-            ):
+            if job.runner and running.identity == spec.identity and same_dir(running.cwd, spec.cwd):
                 return messages.duplicate(spec.display, running)
         if spec.port is None:
             continue

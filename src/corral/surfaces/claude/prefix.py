@@ -26,7 +26,6 @@ user's own prefix, which stays chained). Only a candidate string reaches `main()
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 
 from corral.surfaces.claude.notes import (
@@ -51,6 +50,8 @@ def launcher(python: str, runner: str, words: frozenset[str], notes: str) -> str
     hook notes background calls; any note sends a Bash call to python). The user's own
     prefix comes in CHAINED (set beside ours in the settings' env) and is taken out of the
     environment before anything runs."""
+    import shlex
+
     q = shlex.quote
     patterns = "|".join(q(w) for w in sorted(words)) + "|python*"
     ifs = '"' + _SH_IFS.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") + '"'
@@ -177,6 +178,8 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         inner = compose(decision.rewritten, found.head, found.cwd_file, found.style)
         return Plan(as_it_came(inner, chained, environ))
     spec = decision.jobs[0] if decision.jobs else None
+    import shlex
+
     line = f"{shlex.quote(chained)} {shlex.quote(string)}" if chained else string
     argv = locations.supervisor_argv(
         line,
@@ -225,6 +228,8 @@ def launcher_path(home: str) -> str:
     holds a character Claude Code's hook runner would split (it joins the prefix into sh
     text unquoted), e.g. macOS's "Application Support"."""
     path = os.path.join(home, "bin", NAME)
+    import shlex
+
     if shlex.quote(path) == path:
         return path
     return os.path.join(os.path.expanduser("~"), ".local", "bin", NAME)
