@@ -9,6 +9,8 @@
         │                      what failed, where, what to do
         ├── InstallError       (surfaces.claude.install) settings cannot be changed
         └── TmuxError          (adapters.tmux) tmux failed; TmuxUnavailable: none usable
+    PermissionError
+    └── UnsafeFolder           (lowlevel.locations) an existing CORRAL_HOME is not private
     ValueError
     └── IllegalTransition      (core.outcomes) a job state moved where the table forbids:
                                a bug in whoever reported it, never shown as a refusal
