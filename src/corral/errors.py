@@ -5,12 +5,15 @@
         ├── UsageError         the command's words are off; exit 2
         │   └── AmbiguousJob   an id prefix matches several jobs
         ├── JobNotFound        no job has that id or name
-        ├── StorageError       corral's state folder cannot be read or written
+        ├── StorageError       (also an OSError) the database or ledger folder is unusable:
+        │                      what failed, where, what to do
         ├── NameTaken          (service.names) a running job of the project has that name
         ├── NoLog              (service.logs) the job's output went to a pipe or terminal
         ├── CannotRestart      (service.restart) the exact line is not known any more
         ├── InstallError       (surfaces.claude.install) settings cannot be changed
         └── TmuxError          (adapters.tmux) tmux failed; TmuxUnavailable: none usable
+    PermissionError
+    └── UnsafeFolder           (lowlevel.locations) an existing CORRAL_HOME is not private
     ValueError
     └── IllegalTransition      (core.outcomes) a job state moved where the table forbids:
                                a bug in whoever reported it, never shown as a refusal

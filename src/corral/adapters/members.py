@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.lowlevel import sockets as listeners
-from corral.lowlevel.procfs import PGRP, PPID, read_stat
+from corral.lowlevel.procfs import PGRP, PPID, environ_value, read_stat
 
 _LINUX = sys.platform.startswith("linux")
 
@@ -46,15 +46,7 @@ class _Row(NamedTuple):
 
 
 def _marker(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    for entry in raw.split(b"\0"):
-        if entry.startswith(b"CORRAL_JOB="):
-            return entry[len(b"CORRAL_JOB=") :].decode("utf-8", "replace")
-    return None
+    return environ_value(pid, "CORRAL_JOB")
 
 
 def _linux_table() -> list[_Row]:

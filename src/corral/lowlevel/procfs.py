@@ -183,6 +183,33 @@ def cmdline(pid: int) -> list[str] | None:
     return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
 
 
+def environ_value(pid: int, name: str) -> str | None:
+    """The value of NAME in the process's initial environment; None if absent or unreadable."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    key = name.encode() + b"="
+    for entry in raw.split(b"\0"):
+        if entry.startswith(key):
+            return entry[len(key) :].decode("utf-8", "replace")
+    return None
+
+
+def ignored_signals(pid: int) -> set[int]:
+    """The signals the process ignores (its SigIgn mask); empty when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for row in f.read().split(b"\n"):
+                if row.startswith(b"SigIgn:"):
+                    mask = int(row.split()[1], 16)
+                    return {sig for sig in range(1, 65) if mask >> (sig - 1) & 1}
+    except (OSError, ValueError, IndexError):
+        pass
+    return set()
+
+
 def environ_has(pid: int, name: str, value: str) -> bool | None:
     """Whether the process's initial environment holds NAME=VALUE; None if unreadable."""
     try:

@@ -50,7 +50,13 @@ import sys
 import time
 
 from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supervisor_argv
-from corral.lowlevel.procfs import _decimal, process_table, self_identity, start_ticks
+from corral.lowlevel.procfs import (
+    _decimal,
+    ignored_signals,
+    process_table,
+    self_identity,
+    start_ticks,
+)
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
 from corral.lowlevel.shells import caller_environment, user_shell
@@ -543,15 +549,7 @@ class Supervisor:
 def _parent_ignores() -> set[int]:
     """The signals our parent (the shell that ran `CMD &`) ignores, from its SigIgn mask;
     empty when it cannot be read (not Linux, parent gone)."""
-    try:
-        with open(f"/proc/{os.getppid()}/status", "rb") as f:
-            for row in f.read().split(b"\n"):
-                if row.startswith(b"SigIgn:"):
-                    mask = int(row.split()[1], 16)
-                    return {sig for sig in range(1, 65) if mask >> (sig - 1) & 1}
-    except (OSError, ValueError, IndexError):
-        pass
-    return set()
+    return ignored_signals(os.getppid())
 
 
 def async_dispositions() -> dict[int, Any]:

@@ -34,6 +34,8 @@ from corral.core.shell.messages import LiveJob, PortHolder
 from corral.core.shell.plain import may_start_runner, plain_reason
 from corral.lowlevel.locations import supervisor_argv
 
+_same_dir = same_dir
+
 __all__ = [
     "Action",
     "Decision",
