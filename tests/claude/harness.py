@@ -106,6 +106,16 @@ class ClaudeCLI:
         path.write_text(json.dumps(settings, indent=2) + "\n")
         return path
 
+    def trust_project(self) -> None:
+        """Accept the trust dialog for the project, as a person would once: in `-p`, 2.1.332
+        ignores a project's allow rules until then. The flag lives in the CLI's own config,
+        `$CLAUDE_CONFIG_DIR/.claude.json` (the test's, see env())."""
+        config = self.home / ".claude" / ".claude.json"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        data = json.loads(config.read_text()) if config.exists() else {}
+        data.setdefault("projects", {})[str(self.project)] = {"hasTrustDialogAccepted": True}
+        config.write_text(json.dumps(data))
+
     def env(self, api_url: str, extra: Mapping[str, str] = {}) -> dict[str, str]:
         bin_dirs = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
         env = {

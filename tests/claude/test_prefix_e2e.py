@@ -21,7 +21,7 @@ from corral.surfaces.claude import prefix
 from tests.claude.fake_api import Text, Turn, block_text
 from tests.claude.harness import ClaudeCLI
 from tests.claude.test_hooks_e2e import bash, free_port, listening, records
-from tests.helpers import corral, job_pids
+from tests.helpers import corral, job_pids, private_home
 
 pytestmark = pytest.mark.slow
 
@@ -47,16 +47,13 @@ ALLOW = {
 def install(claude: ClaudeCLI, permissions: dict[str, Any]) -> None:
     """corral installed as a user would, the project trusted (in `-p`, 2.1.332 ignores a
     project's allow rules until then) and `permissions` added."""
-    env = {**os.environ, "HOME": str(claude.home)}
+    env = private_home(claude.home)
     done = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
     assert done.returncode == 0, done.stderr
     settings = json.loads(claude.settings_path().read_text())
     assert prefix.active(settings["env"])
     claude.write_settings({**settings, "permissions": permissions})
-    config = claude.home / ".claude.json"
-    data = json.loads(config.read_text()) if config.exists() else {}
-    data.setdefault("projects", {})[str(claude.project)] = {"hasTrustDialogAccepted": True}
-    config.write_text(json.dumps(data))
+    claude.trust_project()
     (claude.project / "web").mkdir()
     wait = claude.project / "wait.sh"
     wait.write_text(WAIT)
