@@ -63,6 +63,7 @@ def test_plain_ls_shows_unsupervised_processes_of_agent_sessions_in_this_project
     assert [r["pid"] for r in rows if r["attribution"] == "env"] == [loose.pid]
     human = corral("ls", cwd=project).stdout
     assert human.index(job["id"][:8]) < human.index(str(loose.pid))
+    assert "\nNot supervised (agent sessions in this project;" in human  # a heading of its own
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert loose.pid not in [r["pid"] for r in corral_json_in(elsewhere, "ls")]

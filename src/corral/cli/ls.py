@@ -87,9 +87,10 @@ def main(args: argparse.Namespace) -> int:
         from corral.cli.session import render_processes
 
         where = f"session {args.session}" if args.session else "agent sessions in this project"
+        print()
         print(
             printable(
-                f"\nNot supervised ({where}; `corral stop --pid PID --started-at T` stops one):"
+                f"Not supervised ({where}; `corral stop --pid PID --started-at T` stops one):"
             )
         )
         render_processes(rows.processes, "")
