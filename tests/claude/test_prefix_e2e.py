@@ -11,7 +11,6 @@ string and the environment the prefix receives carry nothing of the mode.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
