@@ -71,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
 
         return list_orphans(args)
     from corral.service.listing import list_rows
-    from corral.service.sessions import project_root
+    from corral.service.projects import project_root
 
     project = None if args.session else project_root()
     rows = list_rows(session=args.session, project=project, include_finished=args.all)

@@ -86,7 +86,8 @@ def list_orphans(args: argparse.Namespace) -> int:
     import sys
 
     from corral.errors import UsageError
-    from corral.service.sessions import list_processes, project_root
+    from corral.service.projects import project_root
+    from corral.service.sessions import list_processes
 
     if not args.orphaned:
         raise UsageError("--all-projects goes with --orphaned")

@@ -65,7 +65,7 @@ def session_briefing(folder: str, session: str | None) -> str | None:
     from pathlib import Path
 
     from corral.service import jobs
-    from corral.service.sessions import project_root
+    from corral.service.projects import project_root
 
     root = str(project_root(Path(folder)))
     listed = [
@@ -94,7 +94,8 @@ def unsupervised_leftovers(folder: str) -> str | None:
     to the background, or the line was unreadable): listed, stoppable by identity."""
     from pathlib import Path
 
-    from corral.service.sessions import list_processes, project_root
+    from corral.service.projects import project_root
+    from corral.service.sessions import list_processes
 
     root = project_root(Path(folder))
     views = [
@@ -152,8 +153,9 @@ def overview(session: str | None, folder: Path) -> Overview:
     sessions' jobs (agent gone; never a job started without a session), other live sessions'
     jobs and jobs of no session, unsupervised leftovers, other listeners."""
     from corral.service import jobs, sessions
+    from corral.service.projects import project_root
 
-    project = str(sessions.project_root(folder))
+    project = str(project_root(folder))
     observed = sessions.observe()
     agents = observed.attributed.agents
     listing = sessions.list_processes(observed=observed)

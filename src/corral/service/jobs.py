@@ -530,6 +530,11 @@ def unreached(ident: ProcessIdentity, why: str) -> TargetOutcome:
     return target(ident, StopResult.UNPROVEN, why)
 
 
+def not_signalled(pid: int, started_at: str | None, why: str) -> TargetOutcome:
+    """The outcome for a target a surface may not stop: gone, replaced, or `unproven`."""
+    return unreached(ProcessIdentity(pid, started_at or ""), why)
+
+
 # -- clean ----------------------------------------------------------------------------------
 
 

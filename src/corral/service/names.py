@@ -7,7 +7,6 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from corral.adapters.ledger import JobRecord
 from corral.errors import AmbiguousJob, CorralError, JobNotFound, UsageError
@@ -35,7 +34,7 @@ def check_name(name: str) -> str:
 
 
 def project_of(folder: str) -> str:
-    from corral.service.sessions import project_root
+    from corral.service.projects import project_root
 
     return str(project_root(Path(folder)))
 
@@ -100,11 +99,3 @@ def all_records() -> list[JobRecord]:
     from corral.adapters import ledger
 
     return ledger.read_all().records
-
-
-def not_signalled(pid: int, started_at: str | None, why: str) -> Any:
-    """The outcome for a target a surface may not stop: gone, replaced, or `unproven`."""
-    from corral.adapters.identity import ProcessIdentity
-    from corral.service.jobs import unreached
-
-    return unreached(ProcessIdentity(pid, started_at or ""), why)

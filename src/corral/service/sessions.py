@@ -269,15 +269,6 @@ class ProcessListing:
         }
 
 
-def project_root(folder: Path | None = None) -> Path:
-    """The project a folder belongs to: the nearest enclosing git work tree, else itself."""
-    start = (folder or Path.cwd()).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
-
-
 def _inside(path: str | None, root: Path) -> bool:
     if path is None:
         return False

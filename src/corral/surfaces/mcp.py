@@ -161,7 +161,7 @@ class Tools:
         return self.session is not None and record.session == self.session
 
     def _not_mine(self, ref: str, record: Any) -> dict[str, Any]:
-        from corral.service.names import not_signalled
+        from corral.service.jobs import not_signalled
 
         why = (
             "not a job of this session; not signalled"
@@ -180,7 +180,8 @@ class Tools:
     ) -> CallToolResult:
         from corral.errors import CorralError
         from corral.service import jobs
-        from corral.service.names import all_records, not_signalled
+        from corral.service.jobs import not_signalled
+        from corral.service.names import all_records
 
         records = all_records()
         results: list[dict[str, Any]] = []
