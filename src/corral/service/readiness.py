@@ -109,24 +109,11 @@ def tail_lines(path: str | None, count: int = TAIL_LINES) -> list[str]:
 
 
 def job_processes(root: int) -> list[int]:
-    """The supervisor's descendants, from the kernel's children lists (no full /proc walk)."""
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                    kids = [int(k) for k in f.read().split()]
-            except (OSError, ValueError):
-                continue
-            found.extend(kids)
-            todo.extend(kids)
-    return found
+    """The supervisor's descendants: the kernel's children lists where it keeps them (no
+    full /proc walk), else one process table (lowlevel.procfs, the one /proc reader)."""
+    from corral.lowlevel import procfs
+
+    return procfs.descendants(root)
 
 
 def listening_ports(root: int) -> list[int]:
