@@ -73,3 +73,39 @@ def test_kill_bang_stops_the_whole_job_escapees_included(tmp_path: Path) -> None
         text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.stdout.endswith("rc=143\nnone-left\n"), done.stdout + done.stderr
+
+
+def test_two_jobs_of_one_line_are_each_only_their_own(tmp_path: Path) -> None:
+    """Both stay in the calling shell's group; once the shell is gone that group has no
+    leader, and it must not make either job the owner of the other's processes and port."""
+    ports = [free_port(), free_port()]
+    servers = [f"python3 -m http.server {p} --bind 127.0.0.1" for p in ports]
+    for name in ("api", "web"):
+        (tmp_path / name).mkdir()
+    # `cd dir && SERVER &`: the background list holds the caller's stdout while the server
+    # runs (so it does without corral), so the caller's output goes to a file here
+    line = f"cd api && {servers[0]} & cd web && {servers[1]} & echo started"
+    decision = admit(line, background=False, cwd=str(tmp_path), wrapper=WRAPPER)
+    assert decision.action == "wrap" and decision.rewritten is not None, decision
+    env = dict(os.environ, CLAUDE_CODE_SESSION_ID=SESSION, SHELL="/bin/bash")
+    with open(tmp_path / "out", "wb") as out:
+        subprocess.run(
+            ["bash", "-c", decision.rewritten], cwd=tmp_path, env=env, stdout=out,
+            stderr=out, timeout=60, check=True, start_new_session=True,  # as Claude Code's
+        )  # fmt: skip
+    jobs = wait_for(
+        lambda: (
+            (rows := [j for j in corral_json("ls")["data"] if j.get("id") and j["ports"]])
+            and len(rows) == 2
+            and rows
+        ),
+        what="both jobs listed with a port",
+    )
+    assert sorted(tuple(j["ports"]) for j in jobs) == sorted([(ports[0],), (ports[1],)]), jobs
+    assert [j["processes"] for j in jobs] == [jobs[0]["processes"]] * 2, jobs
+    again = admit(
+        f"{servers[0]} & sleep 1", background=False, cwd=str(tmp_path / "api"), wrapper=WRAPPER
+    )
+    assert again.refusal is not None and f"localhost:{ports[0]}" in again.refusal
+    assert str(ports[1]) not in again.refusal, again.refusal  # the other job's port
+    corral("stop", "--all", check=True)

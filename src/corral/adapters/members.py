@@ -96,7 +96,10 @@ def find(jobs: Sequence[JobKey]) -> dict[str, list[Member]]:
         # The group is the job's while its leader is the supervisor or gone (Linux keeps a pid
         # in use as long as a group bears its number); a live leader of another start time
         # means the number now names someone else's group.
-        group_ours = leader is None or leader.started_at == job.started_at
+        # Only a group the supervisor led (its number is the supervisor's pid) is the job's:
+        # a job sent to the background mid-line stays in its caller's group, which holds
+        # the caller and anything else it ran (other jobs of the same line too).
+        group_ours = job.pgid == job.pid and (leader is None or leader.started_at == job.started_at)
         pids: dict[int, None] = {}
         if sup_alive:
             stack = list(kids.get(job.pid, ()))
