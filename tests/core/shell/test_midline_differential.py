@@ -68,6 +68,10 @@ TAILS = [
     "wait $!\necho rc=$?",
     "wait $! 2>/dev/null; s=$?; echo status=$s; wait $! 2>/dev/null; echo again=$?",
 ]
+# zsh answers a second `wait $!` with the job's status or 127 depending on whether the job had
+# ended before the first `wait` ran: a race in the line itself (seen as written too), which a
+# supervisor's start-up only makes likelier. bash answers 127 either way.
+ZSH_RACE = "echo again="
 # Whole lines around a unit (`{u}`), or with several units.
 SHAPES = [
     "( {u} & wait $!; echo sub-rc=$? ); echo after=$?",
@@ -164,11 +168,12 @@ def test_rewritten_lines_behave_as_written(shell: str, corral_home: Path) -> Non
     if found is None:
         pytest.skip(f"{shell} is not installed")
     env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    lines = LINES if shell == "/bin/bash" else [line for line in LINES if ZSH_RACE not in line]
     with ThreadPoolExecutor(max_workers=6) as pool:
-        problems = [p for p in pool.map(lambda line: _compare(found, line, env), LINES) if p]
-    assert not problems, f"{len(problems)} of {len(LINES)} differ:\n" + "\n".join(problems)
+        problems = [p for p in pool.map(lambda line: _compare(found, line, env), lines) if p]
+    assert not problems, f"{len(problems)} of {len(lines)} differ:\n" + "\n".join(problems)
     # and they really were supervised: one ledger record per rewritten command at least
-    assert len(list((corral_home / "ledger").glob("*.json"))) >= len(LINES)
+    assert len(list((corral_home / "ledger").glob("*.json"))) >= len(lines)
 
 
 def test_the_job_sees_a_shells_async_dispositions(corral_home: Path) -> None:
