@@ -134,3 +134,15 @@ def test_a_task_in_a_window_records_its_identity(tmux_env: TmuxEnv, corral_home:
         task.kill()
         task.wait()
     wait_for(lambda: tmux_env.windows() == [], what="window closed")
+
+
+def test_detached_start_that_cannot_be_recorded_starts_nothing_in_a_window(
+    tmux_env: TmuxEnv, tmp_path: Path, corral_home: Path
+) -> None:
+    """As with the default backend: no job nobody can track, unless --allow-unsupervised."""
+    (corral_home / "ledger").write_text("a file where the ledger folder should be")
+    marker = tmp_path / "ran"
+    result = corral("run", "-d", "--backend", "tmux", "-c", f"touch {marker}; sleep 300")
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "nothing was started" in result.stderr and "--allow-unsupervised" in result.stderr
+    assert not marker.exists()

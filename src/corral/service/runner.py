@@ -178,10 +178,18 @@ def start_detached(
     warning = None
     if backend == "tmux":
         options = argv[argv.index("--job") :]  # the supervisor's options, then -- LINE
+        if not fallback:
+            options[-2:-2] = ["--no-fallback"]  # before `-- LINE`
         wrapper = locations.supervisor_argv(
             None, program=locations.TMUX_WRAPPER, options=["--detached", str(log_path), *options]
         )
         started = _start_in_tmux(wrapper, token, log_path, cwd)
+        if isinstance(started, Started) and not started.supervised and not fallback:
+            # the supervisor in the window ran nothing: it could not record the job
+            why = "its record could not be written"
+            return Started(
+                token, 0, False, log_path, "tmux", started.tmux, error=_unsupervisable(why)
+            )
         if isinstance(started, Started):
             return started
         warning = started
