@@ -7,9 +7,11 @@ noted)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -26,20 +28,40 @@ SESSION = "sess-1"  # what the sample's `export CORRAL_SESSION=…` segment name
 NOTED = LINES[::4]  # run as background tasks: supervised whole
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is left in process group `pgid`."""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != b"Z" and int(fields[2]) == pgid:
+                return True
+    return False
+
+
 def _run(argv: list[str], work: Path, env: dict[str, str]) -> tuple[bytes, bytes, int, str]:
     cwd_file = work.parent / f"{work.name}-cwd"
     cwd_file.unlink(missing_ok=True)
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [*argv[:-1], compose(argv[-1], HEAD, str(cwd_file))],
         cwd=work,
         env=env,
-        input=STDIN,
-        capture_output=True,
-        timeout=60,
-        check=False,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a group of its own, as Claude Code gives each Bash call
     )
+    out, err = proc.communicate(STDIN, timeout=60)
+    # What the line leaves behind as it ends (a coprocess's `cat` reading its EOF) ends a
+    # moment later: wait for the group, so that the leak check does not catch it dying.
+    deadline = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
     where = cwd_file.read_text() if cwd_file.exists() else "<none>"
-    return done.stdout, done.stderr, done.returncode, where
+    return out, err, proc.returncode, where
 
 
 def both(line: str, launcher: Path, home: Path, noted: bool) -> None:
