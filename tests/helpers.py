@@ -137,3 +137,25 @@ def job_pids(token: str) -> list[int]:
 def record(home: Path, token: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((home / "ledger" / f"{token}.json").read_text())
     return data
+
+
+def ledger_record(home: Path, **fields: Any) -> str:
+    """Write a job's record as a supervisor writes it (a finished `sleep 1` of no session,
+    by default; `fields` replace any of its fields) into `home`'s ledger; return its id."""
+    import time
+    import uuid
+
+    token = uuid.uuid4().hex
+    ledger = home / "ledger"
+    ledger.mkdir(mode=0o700, exist_ok=True)
+    now = time.time()
+    record = {
+        "version": 1, "id": token, "pid": 999_999, "started_at": "boot:1", "pgid": 999_999,
+        "mode": "detached", "backend": "group", "session": None, "cwd": str(home),
+        "command": "sleep 1", "digest": "0" * 64, "identity": None, "port": None,
+        "shell": "/bin/sh", "parent_pid": 1, "grace": 3.0, "created_at": now - 5,
+        "state": "exited", "exit_code": 0, "signal": None, "stop_requested_at": None,
+        "ended_at": now, **fields,
+    }  # fmt: skip
+    (ledger / f"{token}.json").write_text(json.dumps(record))
+    return token

@@ -13,22 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import corral, private_home
-
-
-def _record(home: Path, **fields: Any) -> str:
-    token = uuid.uuid4().hex
-    now = time.time()
-    record = {
-        "version": 1, "id": token, "pid": 999_999, "started_at": "boot:1", "pgid": 999_999,
-        "mode": "detached", "backend": "group", "session": None, "cwd": str(home),
-        "command": "sleep 1", "digest": "0" * 64, "identity": None, "port": None,
-        "shell": "/bin/sh", "parent_pid": 1, "grace": 3.0, "created_at": now - 5,
-        "state": "running", "exit_code": None, "signal": None, "stop_requested_at": None,
-        "ended_at": None, **fields,
-    }  # fmt: skip
-    (home / "ledger" / f"{token}.json").write_text(json.dumps(record))
-    return token
+from tests.helpers import corral, ledger_record, private_home
 
 
 def _gone_pid() -> int:
@@ -61,8 +46,12 @@ def test_every_kind_of_bad_state_is_reported_and_fixed(corral_home: Path) -> Non
     ledger.mkdir(mode=0o755)
     os.chmod(ledger, 0o755)
     (ledger / f"{uuid.uuid4().hex}.json").write_text("{not json")
-    typed = _record(corral_home, pid="1234")  # a wrongly typed field
-    dead = _record(corral_home, pid=_gone_pid())
+    typed = ledger_record(
+        corral_home, state="running", exit_code=None, ended_at=None, pid="1234"
+    )  # a wrongly typed field
+    dead = ledger_record(
+        corral_home, state="running", exit_code=None, ended_at=None, pid=_gone_pid()
+    )
     old = time.time() - 3600
     temp = ledger / f".{dead}.4194304.tmp"
     temp.touch()

@@ -4,10 +4,8 @@ its control characters (ESC, OSC 8 hyperlinks, bells, carriage returns) to the t
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -17,7 +15,7 @@ from hypothesis import strategies as st
 
 from corral.cli.main import main
 from corral.core.text import printable, unsafe
-from tests.helpers import corral, start_job, wait_for
+from tests.helpers import corral, ledger_record, start_job, wait_for
 
 ESC = "\x1b"
 OSC8 = f"{ESC}]8;;https://evil.example/{ESC}\\click{ESC}]8;;{ESC}\\"
@@ -28,30 +26,12 @@ def _control_free(out: str) -> bool:
     return not any(unsafe(c) for c in out.replace("\n", ""))
 
 
-def _finished_record(home: Path, command: str, session: str | None = None) -> str:
-    """A finished job's record, as a supervisor writes it, with `command` as its display."""
-    token = uuid.uuid4().hex
-    ledger = home / "ledger"
-    ledger.mkdir(mode=0o700, exist_ok=True)
-    now = time.time()
-    record = {
-        "version": 1, "id": token, "pid": 999_999, "started_at": "boot:1", "pgid": 999_999,
-        "mode": "detached", "backend": "group", "session": session, "cwd": str(home),
-        "command": command, "digest": "0" * 64, "identity": None, "port": None,
-        "shell": "/bin/sh", "parent_pid": 1, "grace": 3.0, "created_at": now - 5,
-        "state": "exited", "exit_code": 0, "signal": None, "stop_requested_at": None,
-        "ended_at": now,
-    }  # fmt: skip
-    (ledger / f"{token}.json").write_text(json.dumps(record))
-    return token
-
-
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=st.text(min_size=1, max_size=40))
 def test_any_command_text_renders_and_sends_no_control_character(
     command: str, corral_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    token = _finished_record(corral_home, command)
+    token = ledger_record(corral_home, command=command)
     try:
         assert main(["ls", "--all"]) == 0
         listed = capsys.readouterr().out

@@ -21,24 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import corral, wait_for
-
-
-def _finished_record(home: Path) -> str:
-    token = uuid.uuid4().hex
-    ledger = home / "ledger"
-    ledger.mkdir(mode=0o700, exist_ok=True)
-    now = time.time()
-    record = {
-        "version": 1, "id": token, "pid": 999_999, "started_at": "boot:1", "pgid": 999_999,
-        "mode": "detached", "backend": "group", "session": None, "cwd": str(home),
-        "command": "sleep 1", "digest": "0" * 64, "identity": None, "port": None,
-        "shell": "/bin/sh", "parent_pid": 1, "grace": 3.0, "created_at": now - 5,
-        "state": "exited", "exit_code": 0, "signal": None, "stop_requested_at": None,
-        "ended_at": now,
-    }  # fmt: skip
-    (ledger / f"{token}.json").write_text(json.dumps(record))
-    return token
+from tests.helpers import corral, ledger_record, wait_for
 
 
 def _one_clear_line(result: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -85,7 +68,7 @@ def tiny_home(corral_home: Path) -> Iterator[Path]:
 
 def test_a_corrupt_database_is_one_clear_line_from_clean_and_audit(corral_home: Path) -> None:
     (corral_home / "corral.sqlite3").write_bytes(os.urandom(8192))
-    _finished_record(corral_home)  # clean archives it into the database
+    ledger_record(corral_home)  # clean archives it into the database
     line = _one_clear_line(corral("clean"), "corral.sqlite3", "corral doctor --fix")
     assert line.startswith("corral clean: ")
     _one_clear_line(corral("audit"), "corral.sqlite3", "corral doctor --fix")
@@ -93,7 +76,7 @@ def test_a_corrupt_database_is_one_clear_line_from_clean_and_audit(corral_home: 
 
 def test_a_full_database_is_one_clear_line(tiny_home: Path) -> None:
     (tiny_home / "ledger").mkdir(mode=0o700)
-    _finished_record(tiny_home)
+    ledger_record(tiny_home)
     _fill(tiny_home)
     _one_clear_line(corral("clean"), "corral.sqlite3", "full")
 
