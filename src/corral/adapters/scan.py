@@ -177,25 +177,45 @@ def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dic
                 markers, readable = {}, False
             finally:
                 os.close(fd)
-        ticks = int(fields[START])
         pid = int(entry)
-        procs[pid] = Proc(
-            pid=pid,
-            ppid=int(fields[PPID]),
-            pgid=int(fields[PGRP]),
-            sid=int(fields[SESSION]),
-            uid=uid,
-            name=procfs.stat_name(stat),
-            started_at=f"{boot_id}:{ticks}",
-            start=ticks / hz,
-            created=boot_time + ticks / hz,
-            cpu_time=(int(fields[UTIME]) + int(fields[STIME])) / hz,
-            rss=int(fields[RSS]) * page,
-            markers=markers,
-            environ_readable=readable,
-            seen_at=seen_at,
+        clock = (boot_id, boot_time, hz, page)
+        procs[pid] = _proc(
+            pid, stat, fields, clock, uid=uid, markers=markers, readable=readable, seen_at=seen_at
         )
     return procs
+
+
+def _proc(
+    pid: int,
+    stat: bytes,
+    fields: list[bytes],
+    clock: tuple[str, float, int, int],
+    *,
+    uid: int,
+    markers: dict[str, str],
+    readable: bool,
+    seen_at: float,
+) -> Proc:
+    """A process from its stat line (`fields` split by procfs); `clock` is the boot id,
+    the boot time, clock ticks per second and the page size."""
+    boot_id, boot_time, hz, page = clock
+    ticks = int(fields[START])
+    return Proc(
+        pid=pid,
+        ppid=int(fields[PPID]),
+        pgid=int(fields[PGRP]),
+        sid=int(fields[SESSION]),
+        uid=uid,
+        name=procfs.stat_name(stat),
+        started_at=f"{boot_id}:{ticks}",
+        start=ticks / hz,
+        created=boot_time + ticks / hz,
+        cpu_time=(int(fields[UTIME]) + int(fields[STIME])) / hz,
+        rss=int(fields[RSS]) * page,
+        markers=markers,
+        environ_readable=readable,
+        seen_at=seen_at,
+    )
 
 
 def _psutil_table() -> dict[int, Proc]:
@@ -580,22 +600,10 @@ def jobs_snapshot(roots: Iterable[int], supervisors: Collection[int] = ()) -> Sn
         fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
             continue
-        ticks = int(fields[START])
-        procs[pid] = Proc(
-            pid=pid,
-            ppid=int(fields[PPID]),
-            pgid=int(fields[PGRP]),
-            sid=int(fields[SESSION]),
-            uid=-1,  # not read: usage needs no owner
-            name=procfs.stat_name(stat),
-            started_at=f"{boot_id}:{ticks}",
-            start=ticks / hz,
-            created=boot_time + ticks / hz,
-            cpu_time=(int(fields[UTIME]) + int(fields[STIME])) / hz,
-            rss=int(fields[RSS]) * page,
-            markers={},
-            environ_readable=False,
-            seen_at=taken,
+        clock = (boot_id, boot_time, hz, page)
+        # uid -1: not read (usage needs no owner); markers are not read either
+        procs[pid] = _proc(
+            pid, stat, fields, clock, uid=-1, markers={}, readable=False, seen_at=taken
         )
     sockets = _net.listening()
     # A supervisor's descriptors are not read: any socket it holds, its job's shell holds too
