@@ -33,7 +33,7 @@ def payload(command: str, cwd: Path, **tool_input: Any) -> dict[str, Any]:
         "cwd": str(cwd),
         "permission_mode": "default",
         "tool_name": "Bash",
-        "tool_use_id": "toolu_1",
+        "tool_use_id": f"toolu_{uuid.uuid4().hex}",
         "tool_input": {"command": command, "description": "d", **tool_input},
     }
 
