@@ -148,18 +148,26 @@ class Overview(NamedTuple):
         }
 
 
-def overview(session: str | None, folder: Path) -> Overview:
+def overview(
+    session: str | None,
+    folder: Path,
+    *,
+    observed: Any = None,
+    cpu_interval: float = 0.1,
+) -> Overview:
     """What `/procs` shows for `session` in `folder`'s project: this session's jobs, earlier
     sessions' jobs (agent gone; never a job started without a session), other live sessions'
-    jobs and jobs of no session, unsupervised leftovers, other listeners."""
+    jobs and jobs of no session, unsupervised leftovers, other listeners. `observed`: a
+    snapshot already taken (`sessions.Observed`, the daemon's warm one); `cpu_interval`: the
+    seconds CPU % is measured over (the mod's pane asks for 0: no wait, no CPU figure)."""
     from corral.service import jobs, sessions
     from corral.service.projects import project_root
 
     project = str(project_root(folder))
-    observed = sessions.observe()
+    observed = sessions.observe() if observed is None else observed
     agents = observed.attributed.agents
     listing = sessions.list_processes(observed=observed)
-    job_listing = jobs.list_jobs()
+    job_listing = jobs.list_jobs(cpu_interval=cpu_interval)
     mine: list[Any] = []
     earlier: list[Any] = []
     others: list[Any] = []
@@ -186,3 +194,44 @@ def overview(session: str | None, folder: Path) -> Overview:
     return Overview(
         session, project, mine, earlier, others, loose, listing.other_listeners, warnings
     )
+
+
+def session_reminder(session: str | None) -> str | None:
+    """After `/compact` or a resume the model loses track of its background tasks: this
+    session's own jobs that still run, with their URLs; None when there are none."""
+    from corral.service import jobs
+
+    if session is None:
+        return None
+    listed = [j for j in jobs.list_jobs(session=session).jobs if j.state in LIVE_STATES]
+    if not listed:
+        return None
+    lines = [
+        f"corral: {len(listed)} job(s) this session started are still running (the "
+        "conversation was compacted or resumed since). `corral ls` lists them, "
+        "`corral logs ID` shows their output, `corral stop ID` stops one."
+    ]
+    for j in listed:
+        ports = " ".join(f"http://localhost:{p}" for p in j.ports) or "no port open"
+        name = f" ({j.name})" if j.name else ""
+        lines.append(
+            f"- job {j.id[:8]}{name}: `{j.command}` in {j.cwd}, {ports}, up {age(j.age_seconds)}"
+        )
+    return "\n".join(lines)
+
+
+def recent_failures(folder: str) -> list[Any]:
+    """Jobs in `folder`'s project that ended on their own with an error within the hour
+    (the band shows them until the person has seen them), newest first."""
+    from pathlib import Path
+
+    from corral.service import jobs
+    from corral.service.projects import project_root
+
+    root = str(project_root(Path(folder)))
+    failed = [
+        j
+        for j in jobs.list_jobs(measure=False).jobs
+        if j.state not in LIVE_STATES and (j.exit_code or j.signal) and _inside(j.cwd, root)
+    ]
+    return sorted(failed, key=lambda j: j.ended_at or 0.0, reverse=True)

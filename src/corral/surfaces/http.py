@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
 from corral.service import activity, jobs, sessions
+from corral.surfaces import http_claude
 
 log = logging.getLogger("corral.daemon")
 
@@ -300,6 +301,15 @@ def create_app(
         ),
         Route("/api/processes", _checked(processes), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
+        *http_claude.routes(
+            reply=_reply,
+            checked=_checked,
+            body_of=_body,
+            bad=BadRequest,
+            fresh=warm.fresh,
+            pending=pending,
+            woken=warm.wake.set,
+        ),
     ]
 
     from contextlib import asynccontextmanager
