@@ -310,7 +310,7 @@ async function supervise($: any, e: any, next: any): Promise<any> {
   state.rewritten.set(answer.rewritten, line)
   try {
     const result = await next({ ...e, command: answer.rewritten })
-    if (result && result.deny) return result
+    if (!result || result.deny || result.isError) return result // refused: no job started
     return { ...result, context: [...((result && result.context) || []), answer.context] }
   } finally {
     state.rewritten.delete(answer.rewritten)

@@ -10,7 +10,10 @@ export type Call = { method: string; path: string; body: any }
 
 export type Daemon = {
   up: boolean
+  hangs: boolean // answers nothing for a minute
   calls: Call[]
+  registered: any[] // what $.command.register was given
+  runs: any[] // what $.process.run was given
   answers: Record<string, (call: Call) => unknown>
 }
 
@@ -20,7 +23,7 @@ function envelope(data: unknown, status = 200, errors: string[] = []) {
 }
 
 export function world(on: any, answers: Record<string, (call: Call) => unknown> = {}, env: Record<string, string> = {}) {
-  const daemon: Daemon = { up: true, calls: [], answers }
+  const daemon: Daemon = { up: true, hangs: false, calls: [], registered: [], runs: [], answers }
   const clock = mock.clock(on)
   mock.env(on, env)
   on('session.start', ($: any, e: any) => ({ cwd: e.cwd }))
@@ -28,13 +31,18 @@ export function world(on: any, answers: Record<string, (call: Call) => unknown> 
   on('session.root', () => ({ value: ROOT }))
   on('session.cwd', () => ({ value: ROOT }))
   on('session.id', () => ({ value: SESSION }))
-  on('command.register', () => ({ value: undefined }))
-  on('process.run', () => ({
-    value: daemon.up
+  on('command.register', ($: any, e: any) => {
+    daemon.registered.push(e)
+    return { value: undefined }
+  })
+  on('process.run', ($: any, e: any) => {
+    daemon.runs.push(e)
+    return { value: daemon.up
       ? { exitCode: 0, stdout: `corral daemon: running, pid 7, socket ${SOCKET}\n`, stderr: '' }
-      : { exitCode: 1, stdout: '', stderr: 'corral daemon: could not start' },
-  }))
-  on('http.fetch', ($: any, e: any) => {
+      : { exitCode: 1, stdout: '', stderr: 'corral daemon: could not start' } }
+  })
+  on('http.fetch', async ($: any, e: any) => {
+    if (daemon.hangs) await clock.sleep(60000)
     if (!daemon.up || e.init?.socketPath !== SOCKET) throw new Error('connect ECONNREFUSED')
     const url = new URL(e.url)
     const call = { method: e.init?.method || 'GET', path: url.pathname + url.search, body: e.init?.body ? JSON.parse(e.init.body) : undefined }

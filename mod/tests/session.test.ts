@@ -1,0 +1,97 @@
+import { describe, expect, test } from 'claude-code/testing'
+import { BAND_PROPS, ROOT, SESSION, world } from './world'
+
+const RUN = { origin: { kind: 'composer' }, presentation: { layout: 'main', columns: 100 } } as any
+
+describe('session events', () => {
+  test('session.start finds the daemon through the plugin and registers /procs', async ($, on) => {
+    const { daemon } = world(on)
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    expect(daemon.registered[0]).toMatchObject({ name: 'procs', immediate: true })
+    expect(JSON.stringify(daemon.runs[0])).toContain('/bin/corral-daemon')
+  })
+
+  test('the briefing goes into the conversation context, asked again after a compaction', async ($, on) => {
+    const { daemon } = world(on, { 'GET /api/claude/briefing': () => ({ text: 'corral: 1 job(s) this session started are still running' }) })
+    on('prompt.context', () => ({ blocks: [{ name: 'currentDate', text: 'today' }] }))
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    const { blocks } = await $.prompt.context({ blocks: [] })
+    expect(blocks).toEqual([
+      { name: 'currentDate', text: 'today' },
+      { name: 'corral', text: 'corral: 1 job(s) this session started are still running' },
+    ])
+    expect(daemon.calls[daemon.calls.length - 1]?.path).toBe(
+      `/api/claude/briefing?folder=${encodeURIComponent(ROOT)}&session=${SESSION}&again=true`,
+    )
+  })
+
+  test('nothing to tell: the context is left as it is', async ($, on) => {
+    world(on, { 'GET /api/claude/briefing': () => ({ text: null }) })
+    on('prompt.context', () => ({ blocks: [] }))
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    expect((await $.prompt.context({ blocks: [] })).blocks).toEqual([])
+  })
+
+  test('session.end hands the session to the daemon', async ($, on) => {
+    const { daemon } = world(on, { 'POST /api/claude/session-end': () => ({ session: SESSION, policy: 'terminate' }) })
+    await $.session.start({ surface: null, isInteractive: false, cwd: ROOT })
+    await $.session.end({ reason: 'other', sessionId: SESSION, resume: {} as any })
+    expect(daemon.calls.map((c) => [c.method, c.path, c.body])).toContainEqual(['POST', '/api/claude/session-end', { session: SESSION }])
+  })
+
+  test('session.end gives up after 1 s of its 1.5 s budget when the daemon hangs', async ($, on) => {
+    const { clock, daemon } = world(on)
+    daemon.hangs = true
+    await $.session.start({ surface: null, isInteractive: false, cwd: ROOT })
+    let done = false
+    const ending = $.session.end({ reason: 'other', sessionId: SESSION, resume: {} as any }).then(() => (done = true))
+    await clock.advance(999)
+    expect(done).toBe(false)
+    await clock.advance(1)
+    await ending
+    expect(done).toBe(true)
+  })
+})
+
+describe('the daemon is down', () => {
+  test('no band, /procs says why, and a Bash call runs as written', async ($, on) => {
+    const { daemon, clock } = world(on)
+    daemon.up = false
+    const ran: string[] = []
+    on('tool.call', ($: any, e: any) => {
+      ran.push(e.command)
+      return { result: { stdout: '', stderr: '', interrupted: false } }
+    })
+    on('tool.check', () => ({ decision: 'allow' }))
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    const ui = await $.ui.mount({ plugin: 'corral', surface: 'terminal', component: 'AbovePrompt', props: BAND_PROPS })
+    await clock.advance(4000)
+    expect(await ui.findAll({ type: 'Text' })).toHaveLength(0)
+    const { text } = await $.command.run({ command: 'procs', args: '', ...RUN })
+    expect(text).toContain('corral is not installed or its daemon did not start')
+    await $.tool.call({ tool: 'Bash', command: 'npm run dev', run_in_background: true })
+    expect(ran).toEqual(['npm run dev'])
+    await $.session.end({ reason: 'other', sessionId: SESSION, resume: {} as any })
+  })
+
+  test('a daemon that stops answering mid-session: the band empties, calls run as written', async ($, on) => {
+    const { daemon, clock } = world(on, {
+      'GET /api/claude/band': () => ({ folder: ROOT, text: '⚙ 1 running · /procs', failed: [] }),
+      'POST /api/claude/supervise': () => ({ action: 'wrap', rewritten: 'W', context: 'C' }),
+    })
+    const ran: string[] = []
+    on('tool.call', ($: any, e: any) => {
+      ran.push(e.command)
+      return { result: { stdout: '', stderr: '', interrupted: false } }
+    })
+    on('tool.check', () => ({ decision: 'allow' }))
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    const ui = await $.ui.mount({ plugin: 'corral', surface: 'terminal', component: 'AbovePrompt', props: BAND_PROPS })
+    expect(await ui.findAll({ type: 'Text' })).toHaveLength(1)
+    daemon.up = false
+    await clock.advance(2000)
+    expect(await ui.findAll({ type: 'Text' })).toHaveLength(0)
+    await $.tool.call({ tool: 'Bash', command: 'npm run dev', run_in_background: true })
+    expect(ran).toEqual(['npm run dev'])
+  })
+})
