@@ -43,6 +43,7 @@ const state = {
   message: null as string | null,
   logs: [] as string[],
   rewritten: new Map<string, string>(), // the wrapped line -> the model's own line
+  asked: new Map<string, string>(), // the wrapped line -> why an ask rule asks about the original
   ticking: false,
 }
 
@@ -314,6 +315,7 @@ async function supervise($: any, e: any, next: any): Promise<any> {
     return { ...result, context: [...((result && result.context) || []), answer.context] }
   } finally {
     state.rewritten.delete(answer.rewritten)
+    state.asked.delete(answer.rewritten)
     await refreshBand($)
   }
 }
@@ -329,6 +331,7 @@ async function check($: any, e: any, next: any): Promise<any> {
   const beneath = await next(e)
   if (beneath.hook && strictness(beneath.decision) > strictness(mine.decision)) return beneath
   if (mine.decision === 'ask' && !mine.rule && beneath.decision === 'ask' && !beneath.hook) return beneath
+  if (mine.decision === 'ask' && mine.rule) state.asked.set(e.input.command, mine.reason || `${mine.rule} asks`)
   return mine
 }
 
@@ -339,6 +342,9 @@ function strictness(decision: string): number {
 async function judge($: any, e: any, next: any): Promise<any> {
   const original = e.input && state.rewritten.get(e.input.command)
   if (original === undefined) return next(e)
+  // an ask rule wants a person, never the classifier (a refusal where nobody can be asked)
+  const asked = state.asked.get(e.input.command)
+  if (asked !== undefined) return { decision: 'ask', reason: asked }
   return $.tool.judge({ ...e, input: { ...e.input, command: original } })
 }
 
