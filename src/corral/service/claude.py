@@ -166,7 +166,7 @@ def overview(
     project = str(project_root(folder))
     observed = sessions.observe() if observed is None else observed
     agents = observed.attributed.agents
-    listing = sessions.list_processes(observed=observed)
+    listing = sessions.list_processes(observed=observed, supervised=False)
     job_listing = jobs.list_jobs(cpu_interval=cpu_interval)
     mine: list[Any] = []
     earlier: list[Any] = []
@@ -221,17 +221,19 @@ def session_reminder(session: str | None) -> str | None:
 
 
 def recent_failures(folder: str) -> list[Any]:
-    """Jobs in `folder`'s project that ended on their own with an error within the hour
-    (the band shows them until the person has seen them), newest first."""
+    """Ledger records of jobs in `folder`'s project that ended on their own with an error
+    within the hour (the band shows them until the person has seen them), newest first. Read
+    from the ledger alone: no process is looked at."""
+    import time
     from pathlib import Path
 
+    from corral.adapters import ledger
     from corral.service import jobs
     from corral.service.projects import project_root
 
     root = str(project_root(Path(folder)))
+    now = time.time()
     failed = [
-        j
-        for j in jobs.list_jobs(measure=False).jobs
-        if j.state not in LIVE_STATES and (j.exit_code or j.signal) and _inside(j.cwd, root)
+        r for r in ledger.read_all().records if jobs.recent_failure(r, now) and _inside(r.cwd, root)
     ]
-    return sorted(failed, key=lambda j: j.ended_at or 0.0, reverse=True)
+    return sorted(failed, key=lambda r: r.ended_at or 0.0, reverse=True)

@@ -93,6 +93,19 @@ class Warm:
             raise RuntimeError("the daemon took no snapshot")
         return observed
 
+    async def recent(self) -> sessions.Observed:
+        """The warm snapshot when one was taken within REFRESH seconds, else a fresh one."""
+        self.seen()
+        if self.observed is not None and time.monotonic() - self.last_taken < REFRESH:
+            return self.observed
+        return await self.fresh()
+
+    def seen(self) -> None:
+        """A client is around: keep the snapshot warm (every REFRESH seconds)."""
+        if time.monotonic() - self.last_client >= CLIENT_WINDOW:
+            self.wake.set()
+        self.last_client = time.monotonic()
+
     def tool_call(self, phase: str, session: str, call: str) -> None:
         self.in_flight.note(phase, session, call, time.monotonic())
         if phase == "start":
@@ -306,7 +319,8 @@ def create_app(
             checked=_checked,
             body_of=_body,
             bad=BadRequest,
-            fresh=warm.fresh,
+            recent=warm.recent,
+            seen=warm.seen,
             pending=pending,
             woken=warm.wake.set,
         ),

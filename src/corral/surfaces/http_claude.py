@@ -31,53 +31,73 @@ Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 
 class Band:
-    """The band's answer per folder, kept while the ledger folder is unchanged."""
+    """The band's answer per folder. A request gets the kept answer at once, without leaving
+    the event loop; one older than BAND_SECONDS is read again in the background for the next
+    request (a port that opens shows one refresh later). When the ledger folder changed (a job
+    started, stopped or ended) the request waits for a new answer: the band is right at once
+    after a Bash call that started or stopped a job."""
 
     def __init__(self) -> None:
         self.kept: dict[str, tuple[float, int, dict[str, Any]]] = {}
+        self.reading: set[str] = set()
+        self.tasks: set[asyncio.Task[dict[str, Any]]] = set()
 
-    def answer(self, folder: str) -> dict[str, Any]:
+    async def answer(self, folder: str) -> dict[str, Any]:
         from corral.lowlevel import locations
-        from corral.surfaces.claude import statusline
 
         ledger = locations.ledger_dir()
         try:
             stamp = os.stat(ledger).st_mtime_ns
         except OSError:
             stamp = 0
-        now = time.monotonic()
         kept = self.kept.get(folder)
-        if kept and kept[1] == stamp and now - kept[0] < BAND_SECONDS:
-            return kept[2]
+        if kept is None or kept[1] != stamp:
+            return await self._read(folder, ledger, stamp)
+        if time.monotonic() - kept[0] >= BAND_SECONDS and folder not in self.reading:
+            task = asyncio.ensure_future(self._read(folder, ledger, stamp))
+            self.tasks.add(task)  # the answer is kept, not awaited
+            task.add_done_callback(self.tasks.discard)
+        return kept[2]
+
+    async def _read(self, folder: str, ledger: str, stamp: int) -> dict[str, Any]:
+        self.reading.add(folder)
+        try:
+            body = await asyncio.to_thread(self._body, folder, ledger, stamp)
+        finally:
+            self.reading.discard(folder)
+        if len(self.kept) >= BAND_FOLDERS and folder not in self.kept:
+            self.kept.clear()
+        self.kept[folder] = (time.monotonic(), stamp, body)
+        return body
+
+    @staticmethod
+    def _body(folder: str, ledger: str, stamp: int) -> dict[str, Any]:
         from corral.service import claude
         from corral.service.projects import project_root
+        from corral.surfaces.claude import statusline
 
         root = str(project_root(Path(folder)))
         text = statusline.band(root, ledger) if stamp else None
         failed = [
             {
-                "id": j.id,
-                "name": j.name,
-                "command": j.command,
-                "exit_code": j.exit_code,
-                "signal": j.signal,
-                "ended_at": j.ended_at,
-                "label": _failure(j),
+                "id": r.id,
+                "name": r.extra.get("name") or None,
+                "command": r.command,
+                "exit_code": r.exit_code,
+                "signal": r.signal,
+                "ended_at": r.ended_at,
+                "label": _failure(r),
             }
-            for j in (claude.recent_failures(root) if stamp else [])
+            for r in (claude.recent_failures(root) if stamp else [])
         ]
-        body = {"folder": root, "text": text, "failed": failed}
-        if len(self.kept) >= BAND_FOLDERS:
-            self.kept.clear()
-        self.kept[folder] = (now, stamp, body)
-        return body
+        return {"folder": root, "text": text, "failed": failed}
 
 
-def _failure(job: Any) -> str:
+def _failure(record: Any) -> str:
     """`✖ web exited 1`: the job's name, else its command's first word."""
-    words = job.command.split()
-    who = job.name or (os.path.basename(words[0]) if words else job.id[:8])
-    how = f"killed by signal {job.signal}" if job.signal else f"exited {job.exit_code}"
+    words = record.command.split()
+    who = record.extra.get("name") or (os.path.basename(words[0]) if words else record.id[:8])
+    how = f"killed by signal {record.signal}" if record.signal else f"exited {record.exit_code}"
     return f"✖ {who} {how}"
 
 
@@ -87,13 +107,16 @@ def routes(
     checked: Callable[[Handler], Handler],
     body_of: Callable[[Request], Awaitable[dict[str, Any]]],
     bad: Callable[[str], Exception],
-    fresh: Callable[[], Awaitable[Any]],
+    recent: Callable[[], Awaitable[Any]],
+    seen: Callable[[], None],
     pending: set[asyncio.Task[Any]],
     woken: Callable[[], None],
 ) -> list[Route]:
     """The mod's routes, given the app's helpers: the envelope `reply`, the 4xx wrapper
-    `checked`, the JSON body reader, the BadRequest maker, the warm snapshot, the set of stops
-    that finish even when their client goes away, and the warm snapshot's wake-up."""
+    `checked`, the JSON body reader, the BadRequest maker, the warm snapshot (taken anew
+    unless one is recent), the note that a client is around (the daemon keeps its snapshot
+    warm while the band asks), the set of stops that finish even when their client goes away,
+    and the warm snapshot's wake-up."""
     band = Band()
 
     def folder_param(request: Request) -> str:
@@ -123,14 +146,15 @@ def routes(
     async def get_band(request: Request) -> JSONResponse:
         only(request, {"folder"})
         folder = folder_param(request)
-        return reply(await asyncio.to_thread(band.answer, folder))
+        seen()
+        return reply(await band.answer(folder))
 
     async def get_procs(request: Request) -> JSONResponse:
         only(request, {"folder", "session"})
         folder = folder_param(request)
         from corral.service import claude
 
-        observed = await fresh()
+        observed = await recent()
         view = await asyncio.to_thread(
             claude.overview,
             request.query_params.get("session") or None,
