@@ -65,10 +65,11 @@ describe('supervision (tool.call and tool.check)', () => {
   })
 
   test('left alone when corral says so (its shell prefix supervises, or nothing to supervise)', async ($, on) => {
-    const { ran } = engine(on, { [LINE]: 'allow', ls: 'allow' }, { action: 'none', why: "corral's shell prefix supervises at execution" })
+    const { daemon, ran } = engine(on, { [LINE]: 'allow', ls: 'allow' }, { action: 'none', why: "corral's shell prefix supervises at execution" })
     await call($)
     await $.tool.call({ tool: 'Bash', command: 'ls' })
     expect(ran).toEqual([LINE, 'ls'])
+    expect(daemon.runs).toHaveLength(1) // session.start's: a call left alone spawns no process
   })
 
   test('a check of another tool call is not touched', async ($, on) => {

@@ -20,7 +20,15 @@ from tests.claude.fake_api import FakeAPI, Text, Turn, block_text
 from tests.claude.harness import OFFLINE_ENV, ROOT, RUN_MARKER, ClaudeCLI
 from tests.claude.test_hooks_e2e import bash, free_port, listening, records
 from tests.claude.test_prefix_e2e import WAIT
-from tests.helpers import alive, job_pids, pids_with_env, start_job, wait_for
+from tests.helpers import (
+    alive,
+    corral,
+    job_pids,
+    pids_with_env,
+    private_home,
+    start_job,
+    wait_for,
+)
 from tests.surfaces.test_http import daemon
 
 __all__ = ["daemon"]  # the daemon runs before the CLI: one it started would outlive the run
@@ -69,6 +77,35 @@ def test_a_background_server_is_supervised_once_listed_and_stopped(
     assert row["session"] == run.result["session_id"]
     assert "terminated" in block_text(stopped), run.explain()
     assert not listening(port) and not job_pids(job["id"])
+    told = [r for r in run.requests if f"as job {job['id'][:8]}" in json.dumps(r.body)]
+    assert told and "(task mode)" in json.dumps(told[0].body)  # the mod's word to the model
+
+
+@pytest.mark.usefixtures("daemon")
+def test_with_corrals_shell_prefix_the_mod_leaves_the_call_alone(
+    claude: ClaudeCLI, corral_home: Path
+) -> None:
+    """`corral install claude --prefix-only` beside the plugin: the prefix supervises at
+    execution and the mod rewrites nothing (nothing supervised twice, no word of the mod's)."""
+    done = corral("install", "claude", "--prefix-only", "--scope", "project",
+                  cwd=claude.project, env=private_home(claude.home))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    only_the_plugin(claude, {"allow": ALLOW})
+    port = free_port()
+    server = f"python3 -m http.server {port} --bind 127.0.0.1"
+    script: list[Turn] = [
+        bash(server, background=True),
+        bash(f"./wait.sh {port}"),
+        bash("corral stop --all --json"),
+        Text("stopped"),
+        Text("noted"),
+    ]
+    run = claude.run("start the server", script, args=args("default"), timeout=180)
+    assert run.returncode == 0, run.explain()
+    [job] = records(corral_home)
+    assert job["command"] == server and job["port"] == port, job
+    assert "terminated" in block_text(run.tool_results()[2]), run.explain()
+    assert not any("(task mode)" in json.dumps(r.body) for r in run.requests), run.explain()
 
 
 @pytest.mark.usefixtures("daemon")
