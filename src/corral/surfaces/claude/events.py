@@ -10,13 +10,14 @@ from typing import Any
 
 from corral import config
 from corral.service import claude
+from corral.surfaces.agents.common import briefing
 
 
 def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     session = payload.get("session_id")
     session = session if isinstance(session, str) and session else None
     if event == "session-start":
-        return session_start(payload, session)
+        return session_start(payload, session, home)
     if event == "session-end":
         if session is not None and config.session_end() == "terminate":
             stop_in_background(session)
@@ -34,16 +35,13 @@ def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     return None
 
 
-def session_start(payload: dict[str, Any], session: str | None) -> str | None:
+def session_start(payload: dict[str, Any], session: str | None, home: str) -> str | None:
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file and session:
         with open(env_file, "a", encoding="utf-8") as f:
             f.write(f"export CORRAL_SESSION={shlex.quote(session)}\n")
     cwd = payload.get("cwd")
-    if not isinstance(cwd, str) or not os.path.isdir(cwd):
-        return None
-    parts = [claude.session_briefing(cwd, session), claude.unsupervised_leftovers(cwd)]
-    text = "\n\n".join(p for p in parts if p)
+    text = briefing(cwd if isinstance(cwd, str) else None, session, home)
     if not text:
         return None
     return json.dumps(
