@@ -45,6 +45,7 @@ const state = {
   rewritten: new Map<string, string>(), // the wrapped line -> the model's own line
   asked: new Map<string, string>(), // the wrapped line -> why an ask rule asks about the original
   ticking: false,
+  contexts: 0, // prompt.context asked in this process: once per conversation, again after a compaction
 }
 
 // -- the daemon --------------------------------------------------------------------------------
@@ -375,8 +376,11 @@ async function start($: any, e: any, next: any): Promise<any> {
 async function context($: any, e: any, next: any): Promise<any> {
   const beneath = await next(e)
   let text: string | null = null
+  // SessionStart's `source`, as the settings hook hears it: the first conversation of this
+  // process is new or resumed (it has turns), a later one follows a compaction
+  const source = state.contexts++ ? 'compact' : (await $.session.turns()) > 0 ? 'resume' : 'startup'
   try {
-    const params = query({ folder: await $.session.cwd(), session: await $.session.id(), again: 'true' })
+    const params = query({ folder: await $.session.cwd(), session: await $.session.id(), source })
     const got = await ask($, 'GET', `/api/claude/briefing?${params}`)
     text = got ? got.text : null
   } catch {

@@ -20,9 +20,19 @@ describe('session events', () => {
       { name: 'currentDate', text: 'today' },
       { name: 'corral', text: 'corral: 1 job(s) this session started are still running' },
     ])
-    expect(daemon.calls[daemon.calls.length - 1]?.path).toBe(
-      `/api/claude/briefing?folder=${encodeURIComponent(ROOT)}&session=${SESSION}&again=true`,
-    )
+    await $.prompt.context({ blocks: [] }) // after a compaction
+    const asked = daemon.calls.filter((c) => c.path.startsWith('/api/claude/briefing')).map((c) => c.path)
+    const base = `/api/claude/briefing?folder=${encodeURIComponent(ROOT)}&session=${SESSION}`
+    expect(asked).toEqual([`${base}&source=startup`, `${base}&source=compact`])
+  })
+
+  test('a resumed conversation is told as a resume', async ($, on) => {
+    const { daemon } = world(on, { 'GET /api/claude/briefing': () => ({ text: null }) })
+    daemon.turns = 4
+    on('prompt.context', () => ({ blocks: [] }))
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    await $.prompt.context({ blocks: [] })
+    expect(daemon.calls.find((c) => c.path.startsWith('/api/claude/briefing'))?.path).toContain('&source=resume')
   })
 
   test('nothing to tell: the context is left as it is', async ($, on) => {

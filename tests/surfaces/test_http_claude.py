@@ -100,12 +100,15 @@ def test_briefing_and_the_retelling_after_a_compaction(client: httpx.Client, pro
     job = start_job("sleep 300", "--session", session, cwd=project)
     params = {"folder": str(project), "session": session}
     assert data(client.get("/api/claude/briefing", params=params))["text"] is None
-    again = data(client.get("/api/claude/briefing", params={**params, "again": "true"}))["text"]
+    again = data(client.get("/api/claude/briefing", params={**params, "source": "compact"}))
+    again = again["text"]
     assert again.startswith("corral: 1 job(s) this session started are still running")
     assert f"job {job['id'][:8]}: `sleep 300` in {project}" in again
     other = {"folder": str(project), "session": "someone-else"}
     text = data(client.get("/api/claude/briefing", params=other))["text"]
     assert "1 job(s) started earlier are still running" in text and job["id"][:8] in text
+    bad = client.get("/api/claude/briefing", params={**params, "source": "later"})
+    assert bad.status_code == 400
     corral("stop", job["id"], check=True)
 
 

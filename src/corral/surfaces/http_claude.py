@@ -25,6 +25,7 @@ BAND_SECONDS = 1.0
 BAND_FOLDERS = 64  # folders whose band is kept (one per project with a session open)
 ACTIONS = ("stop-all", "stop", "stop-pid", "clean", "earlier")
 LOG_LINES = 20
+SOURCES = ("startup", "resume", "compact", "clear")  # SessionStart's `source`, as the mod tells it
 
 Reply = Callable[..., JSONResponse]
 Handler = Callable[[Request], Awaitable[JSONResponse]]
@@ -232,16 +233,17 @@ def routes(
         return reply({"job": record.id, "lines": [line.text for line in read.lines]})
 
     async def get_briefing(request: Request) -> JSONResponse:
-        only(request, {"folder", "session", "again"})
+        only(request, {"folder", "session", "source"})
         folder = folder_param(request)
         session = request.query_params.get("session") or None
-        again = request.query_params.get("again", "false") == "true"
+        source = request.query_params.get("source", "startup")
+        if source not in SOURCES:
+            raise bad(f"query parameter source must be one of {', '.join(SOURCES)}")
         from corral.service import claude
 
         def told() -> str | None:
             parts = [
-                claude.session_reminder(session) if again else None,
-                claude.session_briefing(folder, session),
+                claude.session_briefing(folder, session, source),
                 claude.unsupervised_leftovers(folder),
             ]
             return "\n\n".join(p for p in parts if p) or None
@@ -293,11 +295,9 @@ def supervise(line: str, cwd: str, background: bool, prefix: str) -> dict[str, A
     written: corral's shell prefix supervises it at execution, corral's wrapper is already
     there, or the line starts nothing to supervise). The mod asks Claude Code's permission
     check about the original line itself, before and after the rewrite."""
-    from corral import config
     from corral.lowlevel import locations
-    from corral.service import claude
-    from corral.service.admission import admit
-    from corral.surfaces.claude import notes, pretool
+    from corral.service.hooks import admit_line, started_context
+    from corral.surfaces.claude import notes
 
     if notes.active({notes.PREFIX: prefix}):
         return {"action": "none", "why": "corral's shell prefix supervises at execution"}
@@ -305,20 +305,13 @@ def supervise(line: str, cwd: str, background: bool, prefix: str) -> dict[str, A
         return {"action": "none", "why": "already runs under corral"}
     if not os.path.isdir(cwd):
         return {"action": "none", "why": "no such folder"}
-    settings = config.load()
-    decision = admit(
-        line,
-        background=background,
-        cwd=cwd,
-        wrapper=claude.wrapper(settings),
-        extra_runners=config.extra_runners(settings),
-    )
+    decision = admit_line(line, cwd=cwd, background=background)
     if decision.action == "refuse" and decision.refusal:
         return {"action": "refuse", "reason": decision.refusal}
     if decision.action == "wrap" and decision.rewritten:
         return {
             "action": "wrap",
             "rewritten": decision.rewritten,
-            "context": pretool.context(decision),
+            "context": started_context(decision),
         }
     return {"action": "none", "why": "nothing to supervise"}
