@@ -290,7 +290,17 @@ function bashInput(e: any, command: string): Record<string, unknown> {
   return input
 }
 
+// Every Bash call: supervised or left alone, then the band asked again at once (a job may
+// have started or ended).
 async function supervise($: any, e: any, next: any): Promise<any> {
+  try {
+    return await superviseCall($, e, next)
+  } finally {
+    if (state.ticking) await refreshBand($)
+  }
+}
+
+async function superviseCall($: any, e: any, next: any): Promise<any> {
   const line = e.command
   if (!state.socket || typeof line !== 'string') return next(e)
   let answer: any
@@ -317,7 +327,6 @@ async function supervise($: any, e: any, next: any): Promise<any> {
   } finally {
     state.rewritten.delete(answer.rewritten)
     state.asked.delete(answer.rewritten)
-    await refreshBand($)
   }
 }
 

@@ -17,6 +17,24 @@ describe('band', () => {
     expect(daemon.calls[0]?.path).toBe(`/api/claude/band?folder=${encodeURIComponent(ROOT)}`)
   })
 
+  test('asked again at once after a Bash call', async ($, on) => {
+    let band: unknown = { folder: ROOT, text: null, failed: [] }
+    world(on, {
+      'GET /api/claude/band': () => band,
+      'POST /api/claude/supervise': () => ({ action: 'none', why: 'nothing to supervise' }),
+    })
+    on('tool.check', () => ({ decision: 'allow' }))
+    on('tool.call', () => {
+      band = TWO // the call started a job
+      return { result: { stdout: '', stderr: '', interrupted: false } }
+    })
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    const ui = await $.ui.mount(BAND)
+    expect(await ui.findAll({ type: 'Text' })).toHaveLength(0)
+    await $.tool.call({ tool: 'Bash', command: 'corral run -d -- npm run dev' })
+    expect((await ui.find({ type: 'Text' })).text).toBe(TWO.text)
+  })
+
   test('draws nothing when nothing runs', async ($, on) => {
     world(on, { 'GET /api/claude/band': () => ({ folder: ROOT, text: null, failed: [] }) })
     await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
