@@ -63,16 +63,22 @@ describe('session events', () => {
   })
 })
 
+// The Bash tool beneath the mod, every call allowed: what it ran.
+function bashTool(on: any): string[] {
+  const ran: string[] = []
+  on('tool.call', ($: any, e: any) => {
+    ran.push(e.command)
+    return { result: { stdout: '', stderr: '', interrupted: false } }
+  })
+  on('tool.check', () => ({ decision: 'allow' }))
+  return ran
+}
+
 describe('the daemon is down', () => {
   test('no band, /procs says why, and a Bash call runs as written', async ($, on) => {
     const { daemon, clock } = world(on)
     daemon.up = false
-    const ran: string[] = []
-    on('tool.call', ($: any, e: any) => {
-      ran.push(e.command)
-      return { result: { stdout: '', stderr: '', interrupted: false } }
-    })
-    on('tool.check', () => ({ decision: 'allow' }))
+    const ran = bashTool(on)
     await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
     const ui = await $.ui.mount({ plugin: 'corral', surface: 'terminal', component: 'AbovePrompt', props: BAND_PROPS })
     await clock.advance(4000)
@@ -89,12 +95,7 @@ describe('the daemon is down', () => {
       'GET /api/claude/band': () => ({ folder: ROOT, text: '⚙ 1 running · /procs', failed: [] }),
       'POST /api/claude/supervise': () => ({ action: 'wrap', rewritten: 'W', context: 'C' }),
     })
-    const ran: string[] = []
-    on('tool.call', ($: any, e: any) => {
-      ran.push(e.command)
-      return { result: { stdout: '', stderr: '', interrupted: false } }
-    })
-    on('tool.check', () => ({ decision: 'allow' }))
+    const ran = bashTool(on)
     await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
     const ui = await $.ui.mount({ plugin: 'corral', surface: 'terminal', component: 'AbovePrompt', props: BAND_PROPS })
     expect(await ui.findAll({ type: 'Text' })).toHaveLength(1)

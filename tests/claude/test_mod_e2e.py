@@ -46,6 +46,18 @@ def only_the_plugin(claude: ClaudeCLI, permissions: dict[str, list[str]]) -> Non
     wait.chmod(0o755)
 
 
+def serve_list_stop(server: str, port: int) -> list[Turn]:
+    """The model's turns: the server in the background, what corral lists once it listens,
+    then every job stopped."""
+    return [
+        bash(server, background=True),
+        bash(f"./wait.sh {port}"),
+        bash("corral stop --all --json"),
+        Text("stopped"),
+        Text("noted"),  # the background task's notification
+    ]
+
+
 def args(mode: str) -> list[str]:
     return ["--plugin-dir", str(ROOT), "--output-format", "json", "--permission-mode", mode]
 
@@ -58,14 +70,7 @@ def test_a_background_server_is_supervised_once_listed_and_stopped(
     only_the_plugin(claude, {"allow": ALLOW})
     port = free_port()
     server = f"python3 -m http.server {port} --bind 127.0.0.1"
-    script: list[Turn] = [
-        bash(server, background=True),
-        bash(f"./wait.sh {port}"),
-        bash("corral stop --all --json"),
-        Text("stopped"),
-        Text("noted"),  # the background task's notification
-    ]
-    run = claude.run("start the server", script, args=args(mode), timeout=180)
+    run = claude.run("start the server", serve_list_stop(server, port), args=args(mode))
     assert run.returncode == 0, run.explain()
     started, listed, stopped = run.tool_results()[:3]
     assert "running in background" in block_text(started), run.explain()
@@ -93,14 +98,7 @@ def test_with_corrals_shell_prefix_the_mod_leaves_the_call_alone(
     only_the_plugin(claude, {"allow": ALLOW})
     port = free_port()
     server = f"python3 -m http.server {port} --bind 127.0.0.1"
-    script: list[Turn] = [
-        bash(server, background=True),
-        bash(f"./wait.sh {port}"),
-        bash("corral stop --all --json"),
-        Text("stopped"),
-        Text("noted"),
-    ]
-    run = claude.run("start the server", script, args=args("default"), timeout=180)
+    run = claude.run("start the server", serve_list_stop(server, port), args=args("default"))
     assert run.returncode == 0, run.explain()
     [job] = records(corral_home)
     assert job["command"] == server and job["port"] == port, job
