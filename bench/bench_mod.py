@@ -11,6 +11,8 @@ ratio (≤ 1 is good).
   ended (the ledger folder changed: the request waits for the answer to be read again).
 - `/procs` with 50 jobs: the round trip of `GET /api/claude/procs` (the rows the pane draws:
   a whole snapshot, the jobs, their ports), with 50 supervised jobs in the project.
+- A Bash call the mod leaves alone: the round trip of its question (`POST
+  /api/claude/supervise`); it spawns no process.
 Nothing here asserts.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import signal
 import socket
@@ -45,12 +48,17 @@ class UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def round_trip(sock: str, path: str) -> float:
-    """Milliseconds for one request on a new connection (as `$.http.fetch` makes one)."""
+def round_trip(sock: str, path: str, body: dict[str, object] | None = None) -> float:
+    """Milliseconds for one request on a new connection (as `$.http.fetch` makes one); with
+    `body`, a POST of it as JSON."""
     started = time.perf_counter()
     conn = UnixConnection(sock)
     try:
-        conn.request("GET", path)
+        if body is None:
+            conn.request("GET", path)
+        else:
+            headers = {"content-type": "application/json"}
+            conn.request("POST", path, json.dumps(body), headers)
         answer = conn.getresponse()
         answer.read()
         if answer.status != 200:
@@ -104,6 +112,8 @@ def main() -> int:
                 round_trip(sock, band)
                 round_trip(sock, procs_path)
             steady = [round_trip(sock, band) for _ in range(50 if args.quick else 500)]
+            plain = {"command": "ls -l", "cwd": str(project), "background": False}
+            left = [round_trip(sock, "/api/claude/supervise", plain) for _ in range(50)]
             every, changed, health, pane = [], [], [], []
             for i in range(runs):
                 time.sleep(1.0)  # as the mod asks: every 2 s
@@ -120,7 +130,9 @@ def main() -> int:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
             os.kill(daemon, signal.SIGTERM)
-        print(f"corral mod benchmarks ({'quick' if args.quick else 'full'} run, 50 jobs)")
+        load = os.getloadavg()[0]
+        print(f"corral mod benchmarks ({'quick' if args.quick else 'full'} run, 50 jobs, "
+              f"load average {load:.1f} on {os.cpu_count()} cores)")  # fmt: skip
         row("band refresh every 2 s (one round trip), median", statistics.median(every), 1, "ms")
         row("band refresh every 2 s (one round trip), worst", max(every), None, "ms")
         row("band round trips back to back (a busy daemon), median", statistics.median(steady),
@@ -131,6 +143,8 @@ def main() -> int:
             statistics.median(changed), None, "ms")  # fmt: skip
         row("/procs rows with 50 jobs, median", statistics.median(pane), 100, "ms")
         row("/procs rows with 50 jobs, worst", max(pane), 100, "ms")
+        row("a Bash call the mod leaves alone (`ls -l`): its question, median",
+            statistics.median(left), None, "ms")  # fmt: skip
     return 0
 
 

@@ -305,6 +305,11 @@ def supervise(line: str, cwd: str, background: bool, prefix: str) -> dict[str, A
         return {"action": "none", "why": "already runs under corral"}
     if not os.path.isdir(cwd):
         return {"action": "none", "why": "no such folder"}
+    from corral.surfaces.claude import hook
+
+    extra = hook.extra_words(locations.home_dir(), locations.config_path())
+    if not hook.may_need_supervision(line, background, extra):  # the hook's own fast path
+        return {"action": "none", "why": "nothing to supervise"}
     decision = admit_line(line, cwd=cwd, background=background)
     if decision.action == "refuse" and decision.refusal:
         return {"action": "refuse", "reason": decision.refusal}
