@@ -46,6 +46,7 @@ const state = {
   asked: new Map<string, string>(), // the wrapped line -> why an ask rule asks about the original
   ticking: false,
   contexts: 0, // prompt.context asked in this process: once per conversation, again after a compaction
+  cleared: false, // the last conversation ended with /clear
 }
 
 // -- the daemon --------------------------------------------------------------------------------
@@ -366,6 +367,7 @@ async function start($: any, e: any, next: any): Promise<any> {
   } catch {
     state.socket = null
   }
+  if (state.socket) await $.env.set('CORRAL_MOD', '1') // the hooks leave the mod its part
   $.command.register({
     name: 'procs',
     description: "corral: this session's dev servers and background jobs, with ports and stop buttons",
@@ -382,12 +384,17 @@ async function start($: any, e: any, next: any): Promise<any> {
   return next(e)
 }
 
+// What a session is told about running jobs. At startup and on a resume the SessionStart
+// hook tells it (it runs before the mod could mark the session); the mod tells it again when
+// the conversation is read anew in the same process: after a compaction (with its own jobs,
+// which the model has lost track of) or a /clear. CORRAL_MOD, set at session.start, makes the
+// hooks leave those to the mod (src/corral/surfaces/claude/events.py).
 async function context($: any, e: any, next: any): Promise<any> {
   const beneath = await next(e)
+  if (state.contexts++ === 0 || !state.socket) return beneath
+  const source = state.cleared ? 'clear' : 'compact'
+  state.cleared = false
   let text: string | null = null
-  // SessionStart's `source`, as the settings hook hears it: the first conversation of this
-  // process is new or resumed (it has turns), a later one follows a compaction
-  const source = state.contexts++ ? 'compact' : (await $.session.turns()) > 0 ? 'resume' : 'startup'
   try {
     const params = query({ folder: await $.session.cwd(), session: await $.session.id(), source })
     const got = await ask($, 'GET', `/api/claude/briefing?${params}`)
@@ -400,6 +407,7 @@ async function context($: any, e: any, next: any): Promise<any> {
 }
 
 async function end($: any, e: any, next: any): Promise<any> {
+  state.cleared = e.reason === 'clear'
   if (state.socket) {
     const told = ask($, 'POST', '/api/claude/session-end', { session: e.sessionId }).catch(() => null)
     await Promise.race([told, $.clock.sleep(SESSION_END_MS)])

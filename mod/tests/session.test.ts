@@ -11,35 +11,38 @@ describe('session events', () => {
     expect(JSON.stringify(daemon.runs[0])).toContain('/bin/corral-daemon')
   })
 
-  test('the briefing goes into the conversation context, asked again after a compaction', async ($, on) => {
+  test('after a compaction or a /clear the session is told again, in the context', async ($, on) => {
     const { daemon } = world(on, { 'GET /api/claude/briefing': () => ({ text: 'corral: 1 job(s) this session started are still running' }) })
     on('prompt.context', () => ({ blocks: [{ name: 'currentDate', text: 'today' }] }))
     await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
-    const { blocks } = await $.prompt.context({ blocks: [] })
+    expect(daemon.env).toEqual({ CORRAL_MOD: '1' }) // the hooks leave these to the mod
+    // the first conversation: the SessionStart hook told it
+    expect((await $.prompt.context({ blocks: [] })).blocks).toEqual([{ name: 'currentDate', text: 'today' }])
+    const { blocks } = await $.prompt.context({ blocks: [] }) // after a compaction
     expect(blocks).toEqual([
       { name: 'currentDate', text: 'today' },
       { name: 'corral', text: 'corral: 1 job(s) this session started are still running' },
     ])
-    await $.prompt.context({ blocks: [] }) // after a compaction
+    await $.session.end({ reason: 'clear', sessionId: SESSION, resume: {} as any })
+    await $.prompt.context({ blocks: [] }) // the conversation after /clear
     const asked = daemon.calls.filter((c) => c.path.startsWith('/api/claude/briefing')).map((c) => c.path)
     const base = `/api/claude/briefing?folder=${encodeURIComponent(ROOT)}&session=${SESSION}`
-    expect(asked).toEqual([`${base}&source=startup`, `${base}&source=compact`])
-  })
-
-  test('a resumed conversation is told as a resume', async ($, on) => {
-    const { daemon } = world(on, { 'GET /api/claude/briefing': () => ({ text: null }) })
-    daemon.turns = 4
-    on('prompt.context', () => ({ blocks: [] }))
-    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
-    await $.prompt.context({ blocks: [] })
-    expect(daemon.calls.find((c) => c.path.startsWith('/api/claude/briefing'))?.path).toContain('&source=resume')
+    expect(asked).toEqual([`${base}&source=compact`, `${base}&source=clear`])
   })
 
   test('nothing to tell: the context is left as it is', async ($, on) => {
     world(on, { 'GET /api/claude/briefing': () => ({ text: null }) })
     on('prompt.context', () => ({ blocks: [] }))
     await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    await $.prompt.context({ blocks: [] })
     expect((await $.prompt.context({ blocks: [] })).blocks).toEqual([])
+  })
+
+  test('without the daemon the session is not marked: the hooks do it all', async ($, on) => {
+    const { daemon } = world(on)
+    daemon.up = false
+    await $.session.start({ surface: 'terminal', isInteractive: true, cwd: ROOT })
+    expect(daemon.env).toEqual({})
   })
 
   test('session.end hands the session to the daemon', async ($, on) => {

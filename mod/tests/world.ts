@@ -11,7 +11,7 @@ export type Call = { method: string; path: string; body: any }
 export type Daemon = {
   up: boolean
   hangs: boolean // answers nothing for a minute
-  turns: number // the conversation's turns ($.session.turns): a resumed one has some
+  env: Record<string, string> // what the mod set with $.env.set
   calls: Call[]
   registered: any[] // what $.command.register was given
   runs: any[] // what $.process.run was given
@@ -24,7 +24,7 @@ function envelope(data: unknown, status = 200, errors: string[] = []) {
 }
 
 export function world(on: any, answers: Record<string, (call: Call) => unknown> = {}, env: Record<string, string> = {}) {
-  const daemon: Daemon = { up: true, hangs: false, turns: 0, calls: [], registered: [], runs: [], answers }
+  const daemon: Daemon = { up: true, hangs: false, env: {}, calls: [], registered: [], runs: [], answers }
   const clock = mock.clock(on)
   mock.env(on, env)
   on('session.start', ($: any, e: any) => ({ cwd: e.cwd }))
@@ -32,7 +32,10 @@ export function world(on: any, answers: Record<string, (call: Call) => unknown> 
   on('session.root', () => ({ value: ROOT }))
   on('session.cwd', () => ({ value: ROOT }))
   on('session.id', () => ({ value: SESSION }))
-  on('session.turns', () => ({ value: daemon.turns }))
+  on('env.set', ($: any, e: any) => {
+    daemon.env[e.name] = e.value
+    return { value: {} }
+  })
   on('command.register', ($: any, e: any) => {
     daemon.registered.push(e)
     return { value: undefined }

@@ -239,16 +239,9 @@ def routes(
         source = request.query_params.get("source", "startup")
         if source not in SOURCES:
             raise bad(f"query parameter source must be one of {', '.join(SOURCES)}")
-        from corral.service import claude
+        from corral.service.hooks import briefing
 
-        def told() -> str | None:
-            parts = [
-                claude.session_briefing(folder, session, source),
-                claude.unsupervised_leftovers(folder),
-            ]
-            return "\n\n".join(p for p in parts if p) or None
-
-        return reply({"text": await asyncio.to_thread(told)})
+        return reply({"text": await asyncio.to_thread(briefing, folder, session, source)})
 
     async def post_session_end(request: Request) -> JSONResponse:
         data = await body_of(request)
