@@ -11,10 +11,14 @@ import json
 import os
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
 
 from corral import paths
+from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.record import DEFAULT_GRACE, STATES_FINAL, check, is_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class JobRecord(NamedTuple):
