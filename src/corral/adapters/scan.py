@@ -530,8 +530,8 @@ def _has_children_files() -> bool:
     return _CHILDREN_FILES
 
 
-def _children_of(pid: int) -> list[int]:
-    return procfs.children(pid) or []  # None: gone (the kernel keeps the lists: checked)
+def _children_of(pid: int, threads: bool = True) -> list[int]:
+    return procfs.children(pid, threads) or []  # None: gone (the kernel keeps the lists)
 
 
 def _read_stat(entry: str) -> bytes | None:
@@ -547,10 +547,11 @@ def _read_stat(entry: str) -> bytes | None:
         os.close(fd)
 
 
-def _tree_stats(roots: Iterable[int]) -> dict[int, bytes]:
+def _tree_stats(roots: Iterable[int], single: Collection[int] = ()) -> dict[int, bytes]:
     """The stat lines of `roots` and their descendants: from the roots downward through the
-    kernel's children lists where it has them, else from one pass over every process's stat
-    (the one file each, never its environment or its descriptors)."""
+    kernel's children lists where it has them (of the main thread only for the processes in
+    `single`, corral's supervisors), else from one pass over every process's stat (the one
+    file each, never its environment or its descriptors)."""
     wanted = set(roots)
     stats: dict[int, bytes] = {}
     if _has_children_files():
@@ -563,7 +564,7 @@ def _tree_stats(roots: Iterable[int]) -> dict[int, bytes]:
             if raw is None:
                 continue
             stats[pid] = raw
-            stack.extend(_children_of(pid))
+            stack.extend(_children_of(pid, threads=pid not in single))
         return stats
     every: dict[int, bytes] = {}
     kids: dict[int, list[int]] = {}
@@ -596,7 +597,7 @@ def jobs_snapshot(roots: Iterable[int], supervisors: Collection[int] = ()) -> Sn
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
     procs: dict[int, Proc] = {}
-    for pid, stat in _tree_stats(roots).items():
+    for pid, stat in _tree_stats(roots, supervisors).items():
         fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
             continue

@@ -250,10 +250,14 @@ def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tup
         for fd in fds:
             try:
                 inode = wanted.pop(posix.readlink(f"{folder}/{fd}"), None)
+            except PermissionError:
+                break  # its descriptors can be listed, not read: none of them will be
             except OSError:
-                continue
+                continue  # closed meanwhile
             if inode is not None:
                 found[inode] = (int(pid), fd)
+                if not wanted:
+                    break
     return found
 
 
