@@ -301,6 +301,12 @@ async function supervise($: any, e: any, next: any): Promise<any> {
   }
 }
 
+// The call will not start the job it reserved (refused, or failed): a later start of the same
+// server is judged on its own, not refused as "being started".
+async function withdraw($: any, tokens: string[]): Promise<void> {
+  await ask($, 'POST', '/api/claude/withdraw', { tokens }).catch(() => null)
+}
+
 async function superviseCall($: any, e: any, next: any): Promise<any> {
   const line = e.command
   if (!state.socket || typeof line !== 'string') return next(e)
@@ -319,11 +325,17 @@ async function superviseCall($: any, e: any, next: any): Promise<any> {
   if (!answer || answer.action !== 'wrap') return next(e)
   // A line the rules deny runs as written, so that Claude Code refuses it as it would.
   const verdict = await $.tool.check({ tool: 'Bash', input: bashInput(e, line) })
-  if (verdict.decision === 'deny') return next(e)
+  if (verdict.decision === 'deny') {
+    await withdraw($, answer.tokens)
+    return next(e)
+  }
   state.rewritten.set(answer.rewritten, line)
   try {
     const result = await next({ ...e, command: answer.rewritten })
-    if (!result || result.deny || result.isError) return result // refused: no job started
+    if (!result || result.deny || result.isError) {
+      await withdraw($, answer.tokens)
+      return result
+    }
     return { ...result, context: [...((result && result.context) || []), answer.context] }
   } finally {
     state.rewritten.delete(answer.rewritten)

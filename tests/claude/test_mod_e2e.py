@@ -116,11 +116,14 @@ def test_a_deny_or_ask_rule_for_the_original_refuses_it(
     `tool.check` gives the wrapped line the original's ask (a refusal in `-p`)."""
     only_the_plugin(claude, {"allow": ALLOW, kind: [SERVER_RULE]})
     port = free_port()
-    script: list[Turn] = [bash(f"python3 -m http.server {port}", background=True), Text("ok")]
-    run = claude.run("go", script, args=args(mode), timeout=180)
-    [result] = run.tool_results()
-    assert result["is_error"] is True, run.explain()
-    assert "Auto mode is unavailable" not in block_text(result), run.explain()  # a rule decided
+    server = bash(f"python3 -m http.server {port}", background=True)
+    run = claude.run("go", [server, server, Text("ok")], args=args(mode), timeout=180)
+    results = run.tool_results()
+    for result in results:  # the second try too: judged by the rule, not "being started"
+        assert result["is_error"] is True, run.explain()
+        assert "Auto mode is unavailable" not in block_text(result), run.explain()
+        assert "being started" not in block_text(result), run.explain()
+    assert len(results) == 2 and block_text(results[0]) == block_text(results[1])
     assert records(corral_home) == [] and not listening(port)
 
 
