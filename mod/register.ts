@@ -63,7 +63,7 @@ async function ask($: any, method: string, path: string, body?: unknown): Promis
 
 async function connect($: any): Promise<void> {
   const run = await $.process.run([`${$.plugin.root}/bin/corral-daemon`], { timeoutMs: 8000 })
-  const found = /socket (\/\S+)\s*$/.exec(run.stdout || '')
+  const found = /, socket (\/.*?)\s*$/.exec(run.stdout || '') // the path may hold spaces
   state.socket = (run.exitCode === 0 && found && found[1]) || null
 }
 
