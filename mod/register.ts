@@ -114,7 +114,10 @@ function age(seconds: number): string {
 function jobLabel(j: Job): string {
   const ports = j.ports.map((p) => `:${p}`).join(' ') || '-'
   const name = j.name ? ` ${j.name}` : ''
-  return `${j.id.slice(0, 8)}${name}  ${ports}  ${age(j.age_seconds)}  ${j.command}`
+  // a job that ended on its own with an error stays listed until cleared, as in `corral ls`
+  const how = j.state === 'exited' && j.exit_code ? `failed ${j.exit_code}` : j.state
+  const state = j.state === 'running' ? '' : `  (${how})`
+  return `${j.id.slice(0, 8)}${name}  ${ports}  ${age(j.age_seconds)}  ${j.command}${state}`
 }
 
 function looseLabel(p: Loose): string {
@@ -224,12 +227,14 @@ async function drawPane($: any, e: any, next: any): Promise<any> {
     lines.push(h(Text, { bold: true }, `${title} (${rows.length})`))
     if (!rows.length) lines.push(h(Text, { dimColor: true }, '  none'))
     for (const row of rows) {
-      const hotkey = ROW_KEYS[n++]
+      const hotkey = ROW_KEYS[n++] // the first nine rows; Tab and Enter reach every row
+      const stop: Record<string, unknown> = { key: `stop:${row.key}`, onPress: () => press($, 'stop', row) }
+      if (hotkey) stop.hotkey = hotkey
       lines.push(
         h(
           Box,
           { flexDirection: 'row', gap: 1 },
-          h(Button, { key: `stop:${row.key}`, hotkey, onPress: () => press($, 'stop', row) }, 'stop'),
+          h(Button, stop, 'stop'),
           h(
             Button,
             { key: `row:${row.key}`, plain: true, dimColor: state.selected !== row.key, onPress: () => press($, 'select', row) },
