@@ -3,9 +3,10 @@ the `/procs` pane and its actions, a job's last lines, what a session is told, t
 policy and the supervision of a Bash call. Each one calls the service API; nothing here
 computes a fact a second way.
 
-The band is asked every ~2 s by every session, so its answer is kept per folder until the
-ledger folder changes (every start, stop and end of a job renames a file there) or a second
-passes: a port that opens shows that much later at most, as in the status line.
+The band is asked every ~2 s by every session: the request gets the answer kept for its
+folder at once (one socket round trip, no thread, no /proc read) and the answer is read again
+in the background; a change of the ledger folder (every start, stop and end of a job renames
+a file there) is read before answering (`Band`). `bench/bench_mod.py` measures both.
 """
 
 from __future__ import annotations
