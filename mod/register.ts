@@ -328,9 +328,14 @@ async function superviseCall($: any, e: any, next: any): Promise<any> {
   }
   if (answer && answer.action === 'refuse') return { deny: answer.reason }
   if (!answer || answer.action !== 'wrap') return next(e)
-  // A line the rules deny runs as written, so that Claude Code refuses it as it would.
+  // Rewritten only where the decision about the original can follow it exactly: a line
+  // allowed (by a rule or the mode), or one an ask rule puts to a person. A denied line runs
+  // as written so that Claude Code refuses it as it would; so does a line only the mode would
+  // ask about: auto mode's classifier must judge the model's own line, and a mod can ask it
+  // about no other (2.1.332: `$.tool.judge` is not given to mods, a tool.judge input is
+  // pinned). In manual mode the plugin's settings hook still supervises that line.
   const verdict = await $.tool.check({ tool: 'Bash', input: bashInput(e, line) })
-  if (verdict.decision === 'deny') {
+  if (verdict.decision === 'deny' || (verdict.decision === 'ask' && !verdict.rule)) {
     await withdraw($, answer.tokens)
     return next(e)
   }
@@ -348,18 +353,15 @@ async function superviseCall($: any, e: any, next: any): Promise<any> {
   }
 }
 
-// The decision Claude Code would give the model's own line: its rules and mode judge the
-// original; a classic hook's stricter word about the wrapped line still counts; and an ask
-// that only the mode raised stays the mode's (auto mode's classifier judges the original, see
-// `judge`), while an ask rule stays a person's.
+// The decision Claude Code gives the model's own line: its rules and mode judge the original,
+// and a classic hook's stricter word about the wrapped line still counts.
 async function check($: any, e: any, next: any): Promise<any> {
   const original = e.input && state.rewritten.get(e.input.command)
   if (original === undefined) return next(e)
   const mine = await $.tool.check({ tool: e.tool, input: { ...e.input, command: original } })
   const beneath = await next(e)
   if (beneath.hook && strictness(beneath.decision) > strictness(mine.decision)) return beneath
-  if (mine.decision === 'ask' && !mine.rule && beneath.decision === 'ask' && !beneath.hook) return beneath
-  if (mine.decision === 'ask' && mine.rule) state.asked.set(e.input.command, mine.reason || `${mine.rule} asks`)
+  if (mine.decision === 'ask') state.asked.set(e.input.command, mine.reason || `${mine.rule} asks`)
   return mine
 }
 
@@ -367,13 +369,13 @@ function strictness(decision: string): number {
   return decision === 'deny' ? 2 : decision === 'ask' ? 1 : 0
 }
 
+// Auto mode asks its classifier about a call still in question: for a wrapped line, that is
+// an ask rule's (see `check`), which wants a person, never the classifier (a refusal where
+// nobody can be asked), as it would for the original.
 async function judge($: any, e: any, next: any): Promise<any> {
-  const original = e.input && state.rewritten.get(e.input.command)
-  if (original === undefined) return next(e)
-  // an ask rule wants a person, never the classifier (a refusal where nobody can be asked)
-  const asked = state.asked.get(e.input.command)
-  if (asked !== undefined) return { decision: 'ask', reason: asked }
-  return $.tool.judge({ ...e, input: { ...e.input, command: original } })
+  const asked = e.input && state.asked.get(e.input.command)
+  if (asked === undefined) return next(e)
+  return { decision: 'ask', reason: asked }
 }
 
 // -- session -----------------------------------------------------------------------------------

@@ -80,6 +80,14 @@ describe('supervision (tool.call and tool.check)', () => {
     expect(daemon.runs).toHaveLength(1) // session.start's: a call left alone spawns no process
   })
 
+  test('a line only the mode would ask about runs as written (the classifier or the dialog judges it)', async ($, on) => {
+    const { daemon, ran, checked } = engine(on, {}) // no rule: the mode asks
+    await call($)
+    expect(ran).toEqual([]) // nobody to ask here: refused, as the original would be
+    expect(checked).not.toContain(WRAPPED) // the check was about the original only
+    expect(daemon.calls.find((c) => c.path === '/api/claude/withdraw')?.body).toEqual({ tokens: ['1234abcd'] })
+  })
+
   test('a check of another tool call is not touched', async ($, on) => {
     engine(on, { [LINE]: 'allow' })
     await $.session.start({ surface: null, isInteractive: false, cwd: ROOT })

@@ -203,3 +203,20 @@ def test_interactive_band_and_procs_pane_stop_a_job(
             base = os.environ.get("TMUX_TMPDIR") or "/tmp"
             Path(base, f"tmux-{os.getuid()}", socket).unlink(missing_ok=True)
     assert not listening(port)
+
+
+@pytest.mark.usefixtures("daemon")
+def test_a_line_only_auto_modes_classifier_would_judge_reaches_it_as_written(
+    claude: ClaudeCLI, corral_home: Path
+) -> None:
+    """No rule names the line: the mod leaves it as written, so auto mode's classifier judges
+    the model's own line (here it cannot run, and Claude Code refuses what needs it)."""
+    only_the_plugin(claude, {"allow": ALLOW[1:]})
+    port = free_port()
+    line = f"python3 -m http.server {port}"
+    run = claude.run("go", [bash(line, background=True), Text("ok")], args=args("auto"))
+    [result] = run.tool_results()
+    assert "Auto mode is unavailable" in block_text(result), run.explain()
+    [denied] = run.result["permission_denials"]
+    assert denied["tool_input"]["command"] == line, run.explain()  # not corral's wrapper
+    assert records(corral_home) == [] and not listening(port)
