@@ -1,0 +1,75 @@
+"""Where the control room's board comes from: the daemon (started if needed), which keeps a
+warm snapshot and brings it up to date reading only what changed; or, when no daemon can
+run, snapshots taken here the same way (service.board either way). Called in thread
+workers: every method may block."""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+from pathlib import Path
+from typing import Any, Protocol
+
+log = logging.getLogger("corral.tui")
+
+
+class Feed(Protocol):
+    source: str  # what the heading says the rows come from
+
+    def board(self) -> tuple[dict[str, Any], list[str]]:
+        """The board's rows (`service.board.Board.to_json()`) and warnings."""
+        ...
+
+    def connect(self) -> None:
+        """Get ready to serve boards cheaply (start the daemon); may take seconds."""
+        ...
+
+
+class LiveFeed:
+    """The daemon's board once it answers; until then, and for good once it cannot run,
+    snapshots taken in this process (each brought up to date from the last)."""
+
+    def __init__(self, folder: Path, *, use_daemon: bool = True) -> None:
+        self.folder = folder
+        self.use_daemon = use_daemon
+        self.daemon_up = False
+        self.source = "snapshots" if not use_daemon else "snapshots (starting the daemon)"
+        self._observed: Any = None
+
+    def connect(self) -> None:
+        if not self.use_daemon:
+            return
+        from corral.errors import CorralError
+        from corral.surfaces import daemon
+
+        try:
+            daemon.ensure()
+        except (CorralError, OSError) as exc:
+            log.warning("no daemon, taking snapshots here: %s", exc)
+            self.source = "snapshots (no daemon: see daemon.log)"
+            return
+        self.daemon_up = True
+        self.source = "daemon"
+
+    def board(self) -> tuple[dict[str, Any], list[str]]:
+        if self.daemon_up:
+            from corral.surfaces import daemon
+
+            query = urllib.parse.urlencode({"project": str(self.folder)})
+            answer = daemon.get(f"/api/board?{query}")
+            if answer is not None:
+                data, errors = answer
+                return data, errors
+            self.daemon_up = False  # it went away: snapshots until it is started again
+            self.source = "snapshots (the daemon stopped answering)"
+        return self._direct()
+
+    def _direct(self) -> tuple[dict[str, Any], list[str]]:
+        from corral.service import board, sessions
+
+        if self._observed is None:
+            self._observed = sessions.observe()
+        else:
+            self._observed = sessions.refresh(self._observed)
+        view = board.board(self.folder, observed=self._observed)
+        return view.to_json(), view.warnings
