@@ -124,20 +124,24 @@ class ControlRoom(App[None]):
         self._log_cursor: int | None = None
         self._reading_log = False
 
+        self.heading = Static("corral", id="heading")
+        self.table: DataTable[Text] = DataTable(id="jobs", cursor_type="row")
+        self.result = Static("", id="result")
+        self.filter_box = Input(placeholder="filter rows", id="filter")
+        self.log_view = Log(id="log", max_lines=5000)
+
     def compose(self) -> ComposeResult:
-        yield Static("corral", id="heading")
-        table: DataTable[Text] = DataTable(id="jobs", cursor_type="row", zebra_stripes=False)
-        yield table
-        yield Static("", id="result")
-        yield Input(placeholder="filter rows", id="filter")
-        yield Log(id="log", max_lines=5000)
+        yield self.heading
+        yield self.table
+        yield self.result
+        yield self.filter_box
+        yield self.log_view
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#jobs", DataTable)
         for name in COLUMNS:
-            table.add_column(name, key=name)
-        table.focus()
+            self.table.add_column(name, key=name)
+        self.table.focus()
         self.connect()
         if self.refresh_every:
             self.set_interval(self.refresh_every, self.tick)
@@ -167,7 +171,7 @@ class ControlRoom(App[None]):
         self.post_message(BoardReady(board, warnings, self.feed.source))
 
     def on_board_ready(self, message: BoardReady) -> None:
-        heading = self.query_one("#heading", Static)
+        heading = self.heading
         if message.board is None:
             heading.update(Text(" · ".join(message.warnings)))
             return
@@ -185,7 +189,7 @@ class ControlRoom(App[None]):
         if self.board is None:
             return
         rows = build(self.board, self.session, self.needle)
-        table: DataTable[Text] = self.query_one("#jobs", DataTable)
+        table = self.table
         keys = [r.key for r in rows]
         if keys == self.order:
             for row in rows:
@@ -214,7 +218,7 @@ class ControlRoom(App[None]):
         self.show_log(self.selected())
 
     def selected(self) -> Row | None:
-        table: DataTable[Text] = self.query_one("#jobs", DataTable)
+        table = self.table
         if not self.order or not 0 <= table.cursor_row < len(self.order):
             return None
         return self.rows.get(self.order[table.cursor_row])
@@ -226,10 +230,10 @@ class ControlRoom(App[None]):
 
     @on(DataTable.RowSelected)
     def selected_row(self) -> None:
-        self.query_one("#log", Log).focus()
+        self.log_view.focus()
 
     def action_cursor(self, step: int) -> None:
-        table: DataTable[Text] = self.query_one("#jobs", DataTable)
+        table = self.table
         if step > 0:
             table.action_cursor_down()
         else:
@@ -242,7 +246,7 @@ class ControlRoom(App[None]):
         if job == self._log_job:
             return
         self._log_job, self._log_cursor = job, None
-        log = self.query_one("#log", Log)
+        log = self.log_view
         log.clear()
         if job is not None:
             self.read_log(job, None, self.grep)
@@ -265,7 +269,7 @@ class ControlRoom(App[None]):
             return  # another row was selected meanwhile
         if not message.reset and self._log_cursor is None:
             return  # a follow read of before a new search
-        log = self.query_one("#log", Log)
+        log = self.log_view
         if message.reset:
             log.clear()
         if message.note:
@@ -276,8 +280,8 @@ class ControlRoom(App[None]):
     # -- filter and search -----------------------------------------------------------------
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        searching = self.focused is self.query_one("#log", Log)
+        box = self.filter_box
+        searching = self.focused is self.log_view
         box.placeholder = "search the log (a regex)" if searching else "filter rows"
         box.value = (self.grep or "") if searching else self.needle
         box.add_class("shown")
@@ -293,26 +297,26 @@ class ControlRoom(App[None]):
     def filter_done(self, event: Input.Submitted) -> None:
         event.input.remove_class("shown")
         if event.input.placeholder == "filter rows":
-            self.query_one("#jobs", DataTable).focus()
+            self.table.focus()
             return
         self.grep = event.value or None
-        self.query_one("#log", Log).focus()
+        self.log_view.focus()
         if self._log_job is not None:
             self._log_cursor = None
             self.read_log(self._log_job, None, self.grep)
 
     def action_leave(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self.filter_box
         if box.has_class("shown"):
             box.remove_class("shown")
             if box.placeholder == "filter rows":
                 box.value = ""
-        self.query_one("#jobs", DataTable).focus()
+        self.table.focus()
 
     # -- actions ---------------------------------------------------------------------------
 
     def say(self, lines: list[str]) -> None:
-        self.query_one("#result", Static).update(Text("\n".join(lines)))
+        self.result.update(Text("\n".join(lines)))
 
     def _target(self) -> Row | None:
         row = self.selected()
