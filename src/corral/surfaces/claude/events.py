@@ -42,7 +42,9 @@ def session_start(payload: dict[str, Any], session: str | None) -> str | None:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
-    parts = [claude.session_briefing(cwd, session), claude.unsupervised_leftovers(cwd)]
+    source = payload.get("source")
+    briefing = claude.session_briefing(cwd, session, source if isinstance(source, str) else None)
+    parts = [briefing, claude.unsupervised_leftovers(cwd)]
     text = "\n\n".join(p for p in parts if p)
     if not text:
         return None
