@@ -24,14 +24,20 @@ class FixedFeed:
 
     source = "fixed rows"
 
-    def __init__(self, board: dict[str, Any]) -> None:
+    def __init__(self, board: dict[str, Any], log: list[str] = ()) -> None:  # type: ignore[assignment]
         self.data = board
+        self.log = list(log)
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
         return self.data, []
 
     def connect(self) -> None:
         pass
+
+    def read_log(
+        self, job: str, after: int | None, grep: str | None, tail: int
+    ) -> tuple[list[str], int | None, str | None]:
+        return (self.log if after is None else []), 0, None
 
 
 def job(short: str, command: str, **fields: Any) -> dict[str, Any]:
@@ -53,7 +59,7 @@ def process(pid: int, command: str, **fields: Any) -> dict[str, Any]:
     row = {
         "pid": pid, "started_at": f"boot:{pid}", "attribution": "env", "session": "c0ffee12aa",
         "job": None, "role": "process", "agent": "alive", "orphaned": False, "own": True,
-        "name": command.split()[0], "command": command, "cwd": PROJECT, "ports": [],
+        "name": command.split(maxsplit=1)[0], "command": command, "cwd": PROJECT, "ports": [],
         "processes": 1, "cpu_percent": 0.0, "rss_bytes": 12 * 1024 * 1024,
         "age_seconds": 300.0, "recalled": False,
     }  # fmt: skip
@@ -81,8 +87,16 @@ def board(
     }
 
 
-def fixed_app(data: dict[str, Any], session: str | None = None) -> ControlRoom:
-    return ControlRoom(FixedFeed(data), folder=Path(PROJECT), session=session, refresh_every=None)
+def fixed_app(
+    data: dict[str, Any], session: str | None = None, log: list[str] | None = None
+) -> ControlRoom:
+    feed = FixedFeed(data, log or [])
+    return ControlRoom(feed, folder=Path(PROJECT), session=session, refresh_every=None)
+
+
+def focused(app: ControlRoom) -> object:
+    """The widget with the focus (an object: the checker narrows `app.focused` otherwise)."""
+    return app.focused
 
 
 async def until(pilot: Pilot[Any], predicate: Callable[[], Any], what: str) -> Any:

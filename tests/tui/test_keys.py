@@ -9,7 +9,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Log
 
-from tests.tui.conftest import board, fixed_app, job, listener, process, result, run, until
+from tests.tui.conftest import board, fixed_app, focused, job, listener, process, result, run, until
 
 BOARD = board(
     [
@@ -23,7 +23,7 @@ BOARD = board(
 
 
 def _key(app: Any) -> str:
-    return app.order[app.query_one("#jobs", DataTable).cursor_row]
+    return str(app.order[app.query_one("#jobs", DataTable).cursor_row])
 
 
 def test_rows_come_in_groups_with_this_session_first() -> None:
@@ -60,9 +60,9 @@ def test_enter_focuses_the_log_and_escape_comes_back() -> None:
 
     async def scenario(pilot: Pilot[Any]) -> None:
         await pilot.press("enter")
-        assert app.focused is app.query_one("#log", Log)
+        assert focused(app) is app.query_one("#log", Log)
         await pilot.press("escape")
-        assert app.focused is app.query_one("#jobs", DataTable)
+        assert focused(app) is app.query_one("#jobs", DataTable)
 
     run(app, scenario)
 
@@ -72,12 +72,12 @@ def test_slash_filters_rows_and_escape_clears_it() -> None:
 
     async def scenario(pilot: Pilot[Any]) -> None:
         await pilot.press("slash")
-        assert app.focused is app.query_one("#filter", Input)
+        assert focused(app) is app.query_one("#filter", Input)
         await pilot.press(*"tsc")
         shown = [app.rows[k] for k in app.order]
         assert [r.cells[-1] for r in shown if r.kind != "group"] == ["tsc -w"]
         await pilot.press("enter")  # keeps the filter, back to the table
-        assert app.focused is app.query_one("#jobs", DataTable)
+        assert focused(app) is app.query_one("#jobs", DataTable)
         assert len(app.order) == 2
         await pilot.press("slash", "escape")
         assert len(app.order) == 9
@@ -156,8 +156,8 @@ def test_a_board_like_the_last_redraws_nothing_and_a_change_one_cell() -> None:
         app.fetch_board()
         await until(pilot, lambda: app.boards == 2, "the second board")
         assert app.cells_redrawn == before
-        app.feed.data = {**BOARD, "jobs": [{**BOARD["jobs"][0], "cpu_percent": 12.5},
-                                           *BOARD["jobs"][1:]]}  # fmt: skip
+        busier = [{**BOARD["jobs"][0], "cpu_percent": 12.5}, *BOARD["jobs"][1:]]
+        app.feed.data = {**BOARD, "jobs": busier}  # type: ignore[attr-defined]
         app.fetch_board()
         await until(pilot, lambda: app.boards == 3, "the third board")
         assert app.cells_redrawn == before + 1

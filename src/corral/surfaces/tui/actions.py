@@ -90,26 +90,3 @@ def clean() -> list[str]:
     lines = [f"cleared {len(result.forgotten)} finished job(s)"]
     lines += [f"kept {job_id[:8]}: {why}" for job_id, why in result.kept]
     return _said(lines, [], "")
-
-
-def read_log(
-    job: str, after: int | None, grep: str | None, tail: int = 500
-) -> tuple[list[str], int | None, str | None]:
-    """The job's log lines after cursor `after` (None: its last `tail` lines) matching
-    `grep`, the cursor to give next, and a note when there is nothing to follow."""
-    import re
-
-    from corral.service import jobs, logs
-
-    if grep is not None:
-        try:
-            re.compile(grep)
-        except re.error as exc:
-            return [], after, printable(f"search: the regex does not compile: {exc}")
-    try:
-        got = logs.read(
-            jobs.resolve(job), after=after, grep=grep, tail=tail if after is None else None
-        )
-    except CorralError as exc:
-        return [], None, printable(str(exc))
-    return [printable(line.text) for line in got.lines], got.cursor, None

@@ -259,7 +259,7 @@ class ControlRoom(App[None]):
     def read_log(self, job: str, after: int | None, grep: str | None) -> None:
         self._reading_log = True
         try:
-            lines, cursor, note = actions.read_log(job, after, grep, LOG_TAIL)
+            lines, cursor, note = self.feed.read_log(job, after, grep, LOG_TAIL)
         finally:
             self._reading_log = False
         self.post_message(LogLines(job, lines, cursor, note, after is None))

@@ -24,6 +24,13 @@ class Feed(Protocol):
         """Get ready to serve boards cheaply (start the daemon); may take seconds."""
         ...
 
+    def read_log(
+        self, job: str, after: int | None, grep: str | None, tail: int
+    ) -> tuple[list[str], int | None, str | None]:
+        """The job's log lines after cursor `after` (None: its last `tail` lines) matching
+        `grep`, the cursor to give next, and a note when there is nothing to show."""
+        ...
+
 
 class LiveFeed:
     """The daemon's board once it answers; until then, and for good once it cannot run,
@@ -64,6 +71,11 @@ class LiveFeed:
             self.source = "snapshots (the daemon stopped answering)"
         return self._direct()
 
+    def read_log(
+        self, job: str, after: int | None, grep: str | None, tail: int
+    ) -> tuple[list[str], int | None, str | None]:
+        return read_log(job, after, grep, tail)
+
     def _direct(self) -> tuple[dict[str, Any], list[str]]:
         from corral.service import board, sessions
 
@@ -73,3 +85,28 @@ class LiveFeed:
             self._observed = sessions.refresh(self._observed)
         view = board.board(self.folder, observed=self._observed)
         return view.to_json(), view.warnings
+
+
+def read_log(
+    job: str, after: int | None, grep: str | None, tail: int = 500
+) -> tuple[list[str], int | None, str | None]:
+    """The job's log lines after cursor `after` (None: its last `tail` lines) matching
+    `grep`, the cursor to give next, and a note when there is nothing to follow."""
+    import re
+
+    from corral.core.text import printable
+    from corral.errors import CorralError
+    from corral.service import jobs, logs
+
+    if grep is not None:
+        try:
+            re.compile(grep)
+        except re.error as exc:
+            return [], after, printable(f"search: the regex does not compile: {exc}")
+    try:
+        got = logs.read(
+            jobs.resolve(job), after=after, grep=grep, tail=tail if after is None else None
+        )
+    except CorralError as exc:
+        return [], None, printable(str(exc))
+    return [printable(line.text) for line in got.lines], got.cursor, None
