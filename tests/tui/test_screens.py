@@ -79,3 +79,8 @@ def test_everything(snap_compare: Any) -> None:
     jobs = [RUNNING[0], *FAILED[:1], *RUNNING[1:]]
     app = fixed_app(board(jobs, LOOSE, LISTENERS), session=SESSION, log=LOG)
     assert snap_compare(app, terminal_size=SIZE, run_before=_shown)
+
+
+def test_a_stop_asks_first(snap_compare: Any) -> None:
+    app = fixed_app(board(RUNNING[:2]), session=SESSION)
+    assert snap_compare(app, press=["s"], terminal_size=SIZE, run_before=_shown)

@@ -21,6 +21,7 @@ class Board:
     loose: list[Any]  # sessions.ProcessView: not supervised, ours (agent sessions, orphans)
     listeners: list[dict[str, Any]]  # other listening sockets, read-only
     warnings: list[str] = field(default_factory=list)
+    cpu_measured: bool = True  # False: taken without waiting to measure CPU (all 0.0)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -28,6 +29,7 @@ class Board:
             "jobs": [{**j.to_json(), "project": self.projects[j.id]} for j in self.jobs],
             "unsupervised": [p.to_json() for p in self.loose],
             "other_listeners": self.listeners,
+            "cpu_measured": self.cpu_measured,
         }
 
 
@@ -35,7 +37,8 @@ def board(folder: Path, *, observed: Any = None, cpu_interval: float = 0.1) -> B
     """The control room's rows for a person working in `folder`: every job (finished ones
     too, until `clean`), the processes of agent sessions corral does not supervise (of this
     user), and the other listeners. `observed` is a `sessions.Observed` to start from (the
-    daemon's warm one); None takes a fresh one."""
+    daemon's warm one); None takes a fresh one. CPU % is measured over `cpu_interval`
+    seconds (0: not measured, `cpu_measured` is False)."""
     from corral.service import sessions
 
     obs = observed if observed is not None else sessions.observe()
@@ -56,4 +59,5 @@ def board(folder: Path, *, observed: Any = None, cpu_interval: float = 0.1) -> B
         loose,
         listing.other_listeners,
         warnings,
+        cpu_interval > 0,
     )

@@ -46,17 +46,30 @@ class LiveFeed:
     def connect(self) -> None:
         if not self.use_daemon:
             return
-        from corral.errors import CorralError
-        from corral.surfaces import daemon
+        import subprocess
+        import sys
 
+        # `corral daemon --ensure` in a process of its own: the daemon it starts outlives
+        # the tui and is never its child (nothing here waits for it or is signalled with it).
         try:
-            daemon.ensure()
-        except (CorralError, OSError) as exc:
-            log.warning("no daemon, taking snapshots here: %s", exc)
-            self.source = "snapshots (no daemon: see daemon.log)"
-            return
-        self.daemon_up = True
-        self.source = "daemon"
+            done = subprocess.run(
+                [sys.executable, "-m", "corral", "daemon", "--ensure"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            why = str(exc)
+        else:
+            if done.returncode == 0:
+                self.daemon_up = True
+                self.source = "daemon"
+                return
+            why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        log.warning("no daemon, taking snapshots here: %s", why)
+        self.source = "snapshots (no daemon: see daemon.log)"
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
         if self.daemon_up:
@@ -79,11 +92,13 @@ class LiveFeed:
     def _direct(self) -> tuple[dict[str, Any], list[str]]:
         from corral.service import board, sessions
 
+        first = self._observed is None
         if self._observed is None:
             self._observed = sessions.observe()
         else:
             self._observed = sessions.refresh(self._observed)
-        view = board.board(self.folder, observed=self._observed)
+        # the first board is drawn at once; CPU is measured from the next one on
+        view = board.board(self.folder, observed=self._observed, cpu_interval=0 if first else 0.1)
         return view.to_json(), view.warnings
 
 

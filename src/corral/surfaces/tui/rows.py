@@ -11,6 +11,12 @@ from corral.core.text import printable
 
 COLUMNS = ("NAME/ID", "STATE", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND")
 LIVE = ("running", "stopping", "unsupervised")
+FOLDER_WIDTH = 40  # a deeper folder keeps its end: the command column stays on the screen
+
+
+def _folder(path: str) -> str:
+    shown = short_path(path)
+    return shown if len(shown) <= FOLDER_WIDTH else "…" + shown[-(FOLDER_WIDTH - 1) :]
 
 
 @dataclass(frozen=True)
@@ -37,18 +43,21 @@ def _ports(ports: list[int]) -> str:
     return " ".join(f":{p}" for p in ports) or "-"
 
 
-def _usage(row: dict[str, Any], live: bool) -> tuple[str, str, str]:
+def _usage(row: dict[str, Any], live: bool, cpu: bool) -> tuple[str, str, str]:
+    """Processes, CPU % (`…` until measured: the first board is drawn without waiting for
+    it) and memory."""
     if not live:
         return "-", "-", "-"
     rss = row.get("rss_bytes") or 0
-    return str(row["processes"]), f"{row['cpu_percent']:.1f}%", human_bytes(rss) if rss else "-"
+    shown = f"{row['cpu_percent']:.1f}%" if cpu else "…"
+    return str(row["processes"]), shown, human_bytes(rss) if rss else "-"
 
 
 def _cells(*cells: str) -> tuple[str, ...]:
     return tuple(printable(c) for c in cells)
 
 
-def job_row(job: dict[str, Any]) -> Row:
+def job_row(job: dict[str, Any], cpu: bool = True) -> Row:
     live = job["state"] in LIVE
     failed = job["state"] in ("exited", "killed") and bool(job["exit_code"] or job["signal"])
     short = job["id"][:8]
@@ -60,8 +69,8 @@ def job_row(job: dict[str, Any]) -> Row:
             job_state(job["state"], job["exit_code"], job["signal"], failed),
             _ports(job["ports"]),
             human_age(job["age_seconds"]),
-            *_usage(job, live),
-            short_path(job["cwd"]),
+            *_usage(job, live, cpu),
+            _folder(job["cwd"]),
             job["command"],
         ),
         job=job["id"],
@@ -73,7 +82,7 @@ def job_row(job: dict[str, Any]) -> Row:
     )
 
 
-def process_row(proc: dict[str, Any]) -> Row:
+def process_row(proc: dict[str, Any], cpu: bool = True) -> Row:
     return Row(
         f"proc:{proc['pid']}:{proc['started_at']}",
         "process",
@@ -82,8 +91,8 @@ def process_row(proc: dict[str, Any]) -> Row:
             "orphaned" if proc["orphaned"] else "unsupervised",
             _ports(proc["ports"]),
             human_age(proc["age_seconds"]),
-            *_usage(proc, True),
-            short_path(proc["cwd"]) if proc["cwd"] else "-",
+            *_usage(proc, True, cpu),
+            _folder(proc["cwd"]) if proc["cwd"] else "-",
             proc["command"] or proc["name"],
         ),
         pid=proc["pid"],
@@ -132,6 +141,7 @@ def build(board: dict[str, Any], here: str | None = None, needle: str = "") -> l
     started without corral and the orphans; then the other listeners, read-only. With
     `needle`, only rows holding it (any cell, any case) and their groups' titles."""
     project = board["project"]
+    cpu = board.get("cpu_measured", True)
     by_group: dict[tuple[int, str, int, str], list[dict[str, Any]]] = {}
     for job in board["jobs"]:
         session = job["session"]
@@ -145,8 +155,9 @@ def build(board: dict[str, Any], here: str | None = None, needle: str = "") -> l
             short_path(where),
             _session_title(jobs[0]["session"], here),
         )
-        groups.append((title, [job_row(j) for j in sorted(jobs, key=lambda j: j["age_seconds"])]))
-    loose = [process_row(p) for p in board["unsupervised"]]
+        newest_first = sorted(jobs, key=lambda j: j["age_seconds"])
+        groups.append((title, [job_row(j, cpu) for j in newest_first]))
+    loose = [process_row(p, cpu) for p in board["unsupervised"]]
     groups.append((group_row("not supervised", "", "agent sessions' processes, orphans"), loose))
     seen = sorted(
         board["other_listeners"], key=lambda lst: (lst["port"], lst["address"], lst["pid"] or 0)
