@@ -59,18 +59,37 @@ def terminal(corral_home: Path) -> Iterator[Terminal]:
     wait_for(lambda: not term.tmux("list-sessions"), 30, "tmux server gone")
 
 
+def _open(terminal: Terminal, home: Path, *args: str) -> None:
+    # COLUMNS and LINES reach the pane from somewhere in pytest (80x24): Textual would take
+    # them over the terminal's real size
+    argv = ["env", "-u", "COLUMNS", "-u", "LINES", sys.executable, "-m", "corral", *args]
+    terminal.tmux(
+        "new-session", "-d", "-s", "tui", "-x", "150", "-y", "40",
+        "-e", f"CORRAL_HOME={home}", "-c", os.getcwd(),
+        f'{shlex.join(argv)}; echo "tui exited with status $?"; exec sleep 600',
+    )  # fmt: skip
+
+
+def _quit(terminal: Terminal) -> None:
+    terminal.tmux("send-keys", "-t", "tui", "q")
+    terminal.wait(lambda: terminal.line_with("tui exited with status"), "the tui to end")
+    assert terminal.line_with("tui exited with status") == "tui exited with status 0"
+
+
+def test_plain_corral_on_a_terminal_opens_the_control_room(
+    terminal: Terminal, corral_home: Path
+) -> None:
+    _open(terminal, corral_home)
+    terminal.wait(lambda: terminal.line_with("corral · "), "the control room")
+    assert "NAME/ID" in terminal.line_with("STATE")
+    _quit(terminal)
+
+
 def test_two_jobs_stop_one_with_s_y_and_quit_clean(terminal: Terminal, corral_home: Path) -> None:
     port = free_port()
     sleeper = start_job("sleep 300")
     server = start_job(f"python3 -m http.server {port} --bind 127.0.0.1", "--ready", "port")
-    # COLUMNS and LINES reach the pane from somewhere in pytest (80x24): Textual would take
-    # them over the terminal's real size
-    tui = shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", sys.executable, "-m", "corral", "tui"])
-    terminal.tmux(
-        "new-session", "-d", "-s", "tui", "-x", "150", "-y", "40",
-        "-e", f"CORRAL_HOME={corral_home}", "-c", os.getcwd(),
-        f'{tui}; echo "tui exited with status $?"; exec sleep 600',
-    )  # fmt: skip
+    _open(terminal, corral_home, "tui")
     terminal.wait(lambda: f":{port}" in terminal.line_with("http.server"), "the jobs, port", 60)
     assert "running" in terminal.line_with("sleep 300")
     assert terminal.flag("alternate_on") == "1"
@@ -83,9 +102,7 @@ def test_two_jobs_stop_one_with_s_y_and_quit_clean(terminal: Terminal, corral_ho
     terminal.wait(lambda: terminal.line_with(f"supervisor pid {server['pid']}: terminated"), "it")
     assert "running" in terminal.line_with("sleep 300")
     assert not alive(server["pid"]) and alive(sleeper["pid"])
-    terminal.tmux("send-keys", "-t", "tui", "q")
-    terminal.wait(lambda: terminal.line_with("tui exited with status"), "the tui to end")
-    assert terminal.line_with("tui exited with status") == "tui exited with status 0"
+    _quit(terminal)
     # the terminal as before: main screen, cursor shown, no mouse reporting, nothing left
     assert terminal.flag("alternate_on") == "0"
     assert terminal.flag("cursor_flag") == "1"
