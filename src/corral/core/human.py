@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 
 
-def human_age(seconds: float) -> str:
+def human_age(seconds: float, *, exact: bool = True) -> str:
+    """`42s`, `9m38s`, `2h05m`, `1d02h`; not `exact`: whole minutes from a minute on (`9m`),
+    for a view redrawn every second that should not change every second."""
     s = int(seconds)
     if s < 60:
         return f"{s}s"
     if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
+        return f"{s // 60}m{s % 60:02d}s" if exact else f"{s // 60}m"
     if s < 86400:
         return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"

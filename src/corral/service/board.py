@@ -5,12 +5,24 @@ directly; both give the same rows (`to_json`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corral import paths
 from corral.service import jobs
 from corral.service.projects import project_root
+
+# A board asked for again while the ledger is unchanged reuses its jobs' usage (CPU, memory,
+# ports, processes) for this long, their ages moved on (DESIGN: ports are read every few
+# seconds at most): measuring 200 jobs every second would cost a tenth of a core. A started,
+# stopped or ended job changes the ledger, and is shown at once.
+USAGE_FOR = 5.0
+_LAST: tuple[tuple[Any, ...], float, jobs.Listing] | None = None
+_LAST_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -42,8 +54,8 @@ def board(folder: Path, *, observed: Any = None, cpu_interval: float = 0.1) -> B
     from corral.service import sessions
 
     obs = observed if observed is not None else sessions.observe()
-    listing = sessions.list_processes(observed=obs)
-    job_listing = jobs.list_jobs(include_finished=True, cpu_interval=cpu_interval)
+    listing = sessions.list_processes(observed=obs, supervised=False)
+    job_listing = _jobs(obs.ledger_key, cpu_interval)
     roots: dict[str, str] = {}  # one lookup per folder: 200 jobs share a few
     projects = {}
     for job in job_listing.jobs:
@@ -61,3 +73,28 @@ def board(folder: Path, *, observed: Any = None, cpu_interval: float = 0.1) -> B
         warnings,
         cpu_interval > 0,
     )
+
+
+def _jobs(ledger_key: Any, cpu_interval: float) -> jobs.Listing:
+    """Every job with its usage: the last listing, aged, while the ledger is unchanged (its
+    folder's key as the snapshot read it; None: changed too recently to tell) and younger
+    than USAGE_FOR seconds; else a new one."""
+    global _LAST
+    key = (paths.home(), ledger_key, cpu_interval > 0)
+    now = time.monotonic()
+    with _LAST_LOCK:
+        last = _LAST
+    if ledger_key is not None and last is not None and last[0] == key:
+        since = now - last[1]
+        if since < USAGE_FOR:
+            aged = [
+                dataclasses.replace(j, age_seconds=round(j.age_seconds + since, 1))
+                if j.ended_at is None
+                else j
+                for j in last[2].jobs
+            ]
+            return jobs.Listing(aged, last[2].warnings)
+    listing = jobs.list_jobs(include_finished=True, cpu_interval=cpu_interval)
+    with _LAST_LOCK:
+        _LAST = (key, now, listing)
+    return listing

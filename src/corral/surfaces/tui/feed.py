@@ -42,6 +42,7 @@ class LiveFeed:
         self.daemon_up = False
         self.source = "snapshots" if not use_daemon else "snapshots (starting the daemon)"
         self._observed: Any = None
+        self._asked = False  # whether a daemon already running was looked for
 
     def connect(self) -> None:
         if not self.use_daemon:
@@ -72,16 +73,20 @@ class LiveFeed:
         self.source = "snapshots (no daemon: see daemon.log)"
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
+        if self.use_daemon and not self._asked:  # one already running draws the first board
+            self._asked = self.daemon_up = True
         if self.daemon_up:
             from corral.surfaces import daemon
 
             query = urllib.parse.urlencode({"project": str(self.folder)})
             answer = daemon.get(f"/api/board?{query}")
             if answer is not None:
+                self.source = "daemon"
                 data, errors = answer
                 return data, errors
             self.daemon_up = False  # it went away: snapshots until it is started again
-            self.source = "snapshots (the daemon stopped answering)"
+            if self.source == "daemon":
+                self.source = "snapshots (the daemon stopped answering)"
         return self._direct()
 
     def read_log(
