@@ -15,19 +15,26 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
+def wrapper(
+    settings: dict[str, Any] | None = None, *, session: str | None = None, agent: str | None = None
+) -> list[str]:
     """The words that start the supervisor (or the tmux wrapper) in the agent's shell: an
     absolute interpreter in isolated mode and an absolute program, so nothing on PATH or in
     PYTHON* variables can stand in for them. They name corral's ledger folder, as `corral
     run` does: the supervisor runs in the agent's shell, whose environment (a relative
-    CORRAL_HOME, another XDG_STATE_HOME) may not lead it to the folder the CLI reads."""
+    CORRAL_HOME, another XDG_STATE_HOME) may not lead it to the folder the CLI reads.
+    `session`: the agent session that owns the job, for agents whose shell commands carry no
+    variable the supervisor reads it from (every agent but Claude Code); `agent`: the agent's
+    name, recorded with the job."""
     settings = config.load() if settings is None else settings
     tmux = config.backend(settings) == "tmux"
     return locations.supervisor_argv(
         None,
         program=locations.TMUX_WRAPPER if tmux else locations.LAUNCHER,
         ledger=locations.ledger_dir(),
+        session=session,
         grace=config.grace(settings),
+        options=["--meta", f"agent={agent}"] if agent else (),
     )
 
 
