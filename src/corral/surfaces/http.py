@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from corral.core.envelope import envelope
 from corral.core.shell.plan import LINE_LIMIT, explain_json, too_long
 from corral.service import activity, admission, board, claude, jobs, sessions
+from corral.surfaces import http_claude
 
 log = logging.getLogger("corral.daemon")
 
@@ -97,11 +98,17 @@ class Warm:
     async def recent(self, max_age: float = RECENT) -> sessions.Observed:
         """A snapshot at most `max_age` seconds old, else the last one brought up to date
         reading only what changed: for a client asking every second (the tui)."""
-        self.last_client = time.monotonic()
+        self.seen()
         observed = await self._refresh(min_age=max_age, whole=False)
         if observed is None:  # _refresh takes one when it has none; kept honest for mypy
             raise RuntimeError("the daemon took no snapshot")
         return observed
+
+    def seen(self) -> None:
+        """A client is around: keep the snapshot warm (every REFRESH seconds)."""
+        if time.monotonic() - self.last_client >= CLIENT_WINDOW:
+            self.wake.set()
+        self.last_client = time.monotonic()
 
     def tool_call(self, phase: str, session: str, call: str) -> None:
         self.in_flight.note(phase, session, call, time.monotonic())
@@ -357,6 +364,16 @@ def create_app(
         Route("/api/processes", _checked(processes), methods=["GET"]),
         Route("/api/board", _checked(board_view), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
+        *http_claude.routes(
+            reply=_reply,
+            checked=_checked,
+            body_of=_body,
+            bad=BadRequest,
+            recent=lambda: warm.recent(REFRESH),  # the band: the warm state, no refresh
+            seen=warm.seen,
+            pending=pending,
+            woken=warm.wake.set,
+        ),
     ]
 
     from contextlib import asynccontextmanager
