@@ -354,8 +354,8 @@ def list_processes(
     supervised: bool = True,
 ) -> ProcessListing:
     """Attributed processes: of one `session`, or the `orphaned` ones (a session whose agent is
-    gone, or none known), or all; only those working inside `project` when it is given; without
-    the supervised ones (jobs, listed by `jobs.list_jobs`) unless `supervised`."""
+    gone, or none known), or all; only those working inside `project` when it is given; with
+    `supervised` False, none of corral's jobs (a caller that lists jobs from the ledger)."""
     obs = observed or observe()
     chain = _caller_chain(obs.snapshot)
     kids = obs.snapshot.children()
