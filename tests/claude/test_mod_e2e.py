@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -157,6 +158,11 @@ def test_interactive_band_and_procs_pane_stop_a_job(
         )
     )
     socket = f"corral-mod-{os.urandom(6).hex()}"
+    # An interactive session writes the mod's types into the plugin folder it loads: a copy
+    plugin = tmp_path / "plugin"
+    for part in (".claude-plugin", "hooks", "mod", "commands", "bin", "tsconfig.json"):
+        copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy2
+        copy(ROOT / part, plugin / part)
 
     def tmux(*words: str) -> str:
         done = subprocess.run(
@@ -176,7 +182,7 @@ def test_interactive_band_and_procs_pane_stop_a_job(
                 project=shlex.quote(str(claude.project)),
                 exports=exports,
                 claude=shlex.quote(str(claude.binary)),
-                root=shlex.quote(str(ROOT)),
+                root=shlex.quote(str(plugin)),
             )
         )
         script.chmod(0o755)
