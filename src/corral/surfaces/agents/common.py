@@ -75,7 +75,9 @@ def decide(
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
     whole line under a supervisor given `--session` (the agent's shell children may carry no
-    session variable) and the agent's name; `leave_group`: see `core.shell.plan.decide`.
+    session variable) and the agent's name. `leave_group`: a line sent to the background whole
+    returns only once its supervisor leads a group of its own, its output in corral's log of
+    the job (`core.shell.plan.decide`'s `detach_to`).
     `home` is corral's state folder. Never raises for a line it cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
@@ -92,6 +94,9 @@ def decide(
         return PASSED
     hook._site()
     hook._pin_home(home)
+    detach_to = None
+    if leave_group:
+        detach_to = locations.ensure_private(os.path.join(home, "logs"))
     decision = admit_line(
         line,
         cwd=cwd,
@@ -99,7 +104,7 @@ def decide(
         session=session,
         agent=agent,
         holder=holder,
-        leave_group=leave_group,
+        detach_to=detach_to,
     )
     if decision.action == "refuse" and decision.refusal:
         return Verdict(DENY, reason=decision.refusal)
@@ -118,7 +123,7 @@ def admit_line(
     settings: "dict[str, Any] | None" = None,
     accept: "Callable[[Decision], bool] | None" = None,
     holder: "int | None" = None,
-    leave_group: bool = False,
+    detach_to: "str | None" = None,
     reserve: bool = True,
 ) -> "Decision":
     """The admission every agent's hook asks for one line (service.admission.admit) with the
@@ -136,7 +141,7 @@ def admit_line(
         extra_runners=config.extra_runners(settings),
         accept=accept,
         holder=holder,
-        leave_group=leave_group,
+        detach_to=detach_to,
         reserve=reserve,
     )
 
