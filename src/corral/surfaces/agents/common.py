@@ -191,7 +191,8 @@ def briefing(cwd: "str | None", session: "str | None", home: str) -> "str | None
 
 def session_ended(session: "str | None", home: str) -> None:
     """A session ended (SessionEnd): with the `terminate` policy, stop its jobs in the
-    background. Once per session, however often the agent says so (Gemini says it twice)."""
+    background. Said again within ENDED_SECONDS (Gemini says it twice on /quit) it is acted
+    on once; a resumed session that ends later is acted on again."""
     if not session:
         return
     from corral.surfaces.claude import hook
@@ -200,24 +201,39 @@ def session_ended(session: "str | None", home: str) -> None:
     hook._pin_home(home)
     from corral import config
 
-    if config.session_end() != "terminate":
+    if config.session_end() != "terminate" or not _first_end(session, home):
         return
-    import os
-
-    from corral.lowlevel.redact import command_digest
-
-    folder = os.path.join(home, "ended-sessions")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    try:
-        fd = os.open(
-            os.path.join(folder, command_digest(session)[:32]), os.O_CREAT | os.O_EXCL, 0o600
-        )
-    except FileExistsError:
-        return  # already told
-    os.close(fd)
     from corral.surfaces.claude.events import stop_in_background
 
     stop_in_background(session)
+
+
+ENDED_SECONDS = 30.0
+
+
+def _first_end(session: str, home: str) -> bool:
+    """Whether this is the first SessionEnd of `session` in ENDED_SECONDS (a marker file,
+    created exclusively, so of two told at once one acts)."""
+    import os
+    import time
+
+    from corral.lowlevel import locations
+    from corral.lowlevel.redact import command_digest
+
+    folder = locations.ensure_private(os.path.join(home, "ended-sessions"))
+    path = os.path.join(folder, command_digest(session)[:32])
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - os.stat(path).st_mtime < ENDED_SECONDS:
+                    return False
+                os.unlink(path)  # an end long ago: this session was resumed since
+            except FileNotFoundError:
+                pass
+    return False
 
 
 def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:
