@@ -4,6 +4,8 @@ shapes Codex acts on out (see /work/shared/agents.md: checked against the real C
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 
 from corral.surfaces.agents import codex
 from tests.agents.hooks import in_process, output, run, words_after
-from tests.helpers import corral, free_port, start_job
+from tests.helpers import corral, free_port, start_job, wait_for
 
 __all__ = ["in_process"]  # a fixture
 
@@ -48,14 +50,31 @@ def test_background_server_is_rewritten_to_leave_codexs_group(tmp_path: Path) ->
     assert words_after(command, "--session") == "thread-1"
     assert words_after(command, "--meta") == "agent=codex"
     assert "--detached" in command.split() and "--ready-fd 9" in command
-    assert command.endswith("| { IFS= read -r _ || :; }")
+    namespace = os.readlink("/proc/self/ns/pid")
+    guard, rewrite, fallback, end = command.split("\n")
+    assert guard == f"if [ \"$(readlink /proc/self/ns/pid 2>/dev/null)\" = '{namespace}' ]; then"
+    assert rewrite.endswith("| { IFS= read -r _ || :; }")
+    assert (fallback, end) == (f"else eval '{line}'", "fi")
     token = words_after(command, "--job")
     assert f"corral stop {token[:8]}" in answer["additionalContext"]
 
 
+def test_in_codexs_sandbox_the_line_runs_as_written(tmp_path: Path, corral_home: Path) -> None:
+    # the sandbox runs commands in a pid namespace of their own, ended with the command
+    out = output(run("codex", "pre-tool-use", pre_tool_use("echo ran > ran.txt &", tmp_path)))
+    command = out["hookSpecificOutput"]["updatedInput"]["command"]
+    namespace = os.readlink("/proc/self/ns/pid")
+    elsewhere = command.replace(f"'{namespace}'", "'pid:[1]'", 1)
+    subprocess.run(["sh", "-c", elsewhere], cwd=tmp_path, check=True, timeout=30)
+    wait_for((tmp_path / "ran.txt").exists, 30, "the line to run as written")
+    assert not list((corral_home / "ledger").glob("*.json"))
+    subprocess.run(["sh", "-c", command], cwd=tmp_path, check=True, timeout=30)
+    assert len(list((corral_home / "ledger").glob("*.json"))) == 1  # here: supervised
+
+
 def test_foreground_long_runner_runs_as_a_task(tmp_path: Path) -> None:
     out = output(run("codex", "pre-tool-use", pre_tool_use("npm run dev", tmp_path)))
-    command = out["hookSpecificOutput"]["updatedInput"]["command"]
+    command = out["hookSpecificOutput"]["updatedInput"]["command"].split("\n")[1]
     assert "--task" in command.split() and command.endswith("-- 'npm run dev'")
 
 

@@ -9,7 +9,8 @@ usage: python3 -I -S run_hook.py codex pre-tool-use | session-start | session-en
   once its supervisor leads a process group of its own: Codex SIGKILLs the command's group
   right after its shell exits. The hook's `cwd` is the session's, not the call's `workdir`
   (which the hook never sees): the rewrite does not change folder, so the job runs where
-  Codex runs the command.
+  Codex runs the command. In Codex's sandbox (a pid namespace that ends with the command)
+  the line runs exactly as written: nothing there can outlive the command anyway.
 - SessionStart: the jobs already running in the project, with their URLs
   (`additionalContext`, a developer message).
 - SessionEnd: the session-end policy (`terminate` stops the session's jobs).
@@ -78,16 +79,39 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
             "permissionDecision": "deny",
             "permissionDecisionReason": verdict.reason,
         }
-    elif verdict.action == common.REWRITE:
+    elif verdict.action == common.REWRITE and verdict.command:
         out = {
             "hookEventName": "PreToolUse",
             "permissionDecision": "allow",
-            "updatedInput": {**tool_input, "command": verdict.command},
+            "updatedInput": {**tool_input, "command": outside_sandbox(verdict.command, command)},
             "additionalContext": verdict.context,
         }
     else:
         return None
     return common.to_json({"hookSpecificOutput": out})
+
+
+PROBE = "readlink /proc/self/ns/pid 2>/dev/null"
+
+
+def outside_sandbox(rewritten: str, line: str) -> str:
+    """`rewritten` where the command runs in this hook's pid namespace, else `line` exactly
+    as written (`eval` of the quoted line). Codex's Linux sandbox (workspace-write, the
+    default, and read-only) runs a command in a pid namespace of its own that ends with the
+    command: nothing started there outlives it, and the pids a supervisor would record there
+    are not the machine's. Without /proc (macOS) there is nothing to compare."""
+    import os
+
+    from corral.core.shell.decision import quote_for_wrapper
+
+    try:
+        here = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return rewritten
+    return (
+        f'if [ "$({PROBE})" = {quote_for_wrapper(here)} ]; then\n{rewritten}\n'
+        f"else eval {quote_for_wrapper(line)}\nfi"
+    )
 
 
 def main(argv: "list[str]") -> int:
