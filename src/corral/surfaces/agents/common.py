@@ -16,12 +16,15 @@ line (or a session event) loads the rest.
 
 import sys
 
+# Every agent's hook, Claude Code's included, asks the service the same way.
+from corral.service.hooks import admit_line, started_context
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
-    from corral.core.shell.plan import Decision
+
+__all__ = ["admit_line", "started_context"]
 
 PASS = "pass"
 REWRITE = "rewrite"
@@ -113,68 +116,12 @@ def decide(
     return PASSED
 
 
-def admit_line(
-    line: str,
-    *,
-    cwd: str,
-    background: bool,
-    session: "str | None" = None,
-    agent: "str | None" = None,
-    settings: "dict[str, Any] | None" = None,
-    accept: "Callable[[Decision], bool] | None" = None,
-    holder: "int | None" = None,
-    detach_to: "str | None" = None,
-    reserve: bool = True,
-) -> "Decision":
-    """The admission every agent's hook asks for one line (service.admission.admit) with the
-    user's configuration: their long runners, grace period and backend."""
-    from corral import config
-    from corral.service import claude
-    from corral.service.admission import admit
-
-    settings = config.load() if settings is None else settings
-    return admit(
-        line,
-        background=background,
-        cwd=cwd,
-        wrapper=claude.wrapper(settings, session=session, agent=agent),
-        extra_runners=config.extra_runners(settings),
-        accept=accept,
-        holder=holder,
-        detach_to=detach_to,
-        reserve=reserve,
-    )
-
-
-def started_context(decision: "Decision") -> str:
-    """What the model is told about the job it just started."""
-    if decision.in_place:
-        started = []
-        for wrap in decision.in_place:
-            moved = decision.jobs[wrap.job]
-            port = f", port {moved.port}" if moved.port else ""
-            started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
-        return (
-            f"corral supervises {'; '.join(started)} (each sent to the background in this "
-            "line, rewritten in place; the rest of the line ran as written). `corral ls` "
-            "lists them with their ports; `corral stop ID` stops one with every process it "
-            "started. Reuse them rather than starting the same servers again."
-        )
-    job = decision.job_token[:8] if decision.job_token else "?"
-    spec = decision.jobs[0] if decision.jobs else None
-    what = f"`{spec.display}`" if spec else "this command"
-    where = f" in {spec.cwd}" if spec else ""
-    port = f", port {spec.port}" if spec and spec.port else ""
-    return (
-        f"corral supervises {what} as job {job}{where}{port} ({decision.mode} mode). "
-        f"`corral ls` lists it with its ports; `corral stop {job}` stops it with every "
-        "process it started. Reuse it rather than starting the same server again."
-    )
-
-
-def briefing(cwd: "str | None", session: "str | None", home: str) -> "str | None":
+def briefing(
+    cwd: "str | None", session: "str | None", home: str, source: "str | None" = None
+) -> "str | None":
     """What a new session is told (SessionStart): the jobs already running in its project
-    with their URLs, and processes earlier sessions left there unsupervised; None if none."""
+    with their URLs, and processes earlier sessions left there unsupervised; None if none.
+    After a compaction or a resume (`source`), the session's own running jobs come first."""
     import os
 
     if cwd is None or not os.path.isdir(cwd):
@@ -183,10 +130,9 @@ def briefing(cwd: "str | None", session: "str | None", home: str) -> "str | None
 
     hook._site()
     hook._pin_home(home)
-    from corral.service import claude
+    from corral.service.hooks import briefing as told
 
-    parts = [claude.session_briefing(cwd, session), claude.unsupervised_leftovers(cwd)]
-    return "\n\n".join(p for p in parts if p) or None
+    return told(cwd, session, source)
 
 
 def session_ended(session: "str | None", home: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from corral import config
 from corral.service import claude
-from corral.surfaces.agents.common import briefing
+from corral.service.hooks import briefing
 
 
 def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
@@ -41,7 +41,10 @@ def session_start(payload: dict[str, Any], session: str | None, home: str) -> st
         with open(env_file, "a", encoding="utf-8") as f:
             f.write(f"export CORRAL_SESSION={shlex.quote(session)}\n")
     cwd = payload.get("cwd")
-    text = briefing(cwd if isinstance(cwd, str) else None, session, home)
+    if not isinstance(cwd, str) or not os.path.isdir(cwd):
+        return None
+    source = payload.get("source")
+    text = briefing(cwd, session, source if isinstance(source, str) else None)
     if not text:
         return None
     return json.dumps(

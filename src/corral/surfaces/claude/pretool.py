@@ -15,8 +15,8 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
-from corral.surfaces.agents.common import admit_line
-from corral.surfaces.agents.common import started_context as context
+from corral.service.hooks import admit_line
+from corral.service.hooks import started_context as context
 from corral.surfaces.claude import notes
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
