@@ -7,9 +7,12 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from corral.lowlevel import logline
 from corral.surfaces.agents import run_hook
@@ -53,3 +56,47 @@ def in_process() -> Iterator[None]:
         logline._WHO = None
         if home is not None:
             os.environ["CORRAL_HOME"] = home
+
+
+# Hypothesis over an agent's payloads: any JSON value where the agent sends one, a command
+# among them (plain, a long runner, sent to the background, or not a string at all).
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
+COMMANDS = st.one_of(
+    st.text(max_size=60),
+    st.sampled_from(["npm run dev", "sleep 300 &", "vite", "a & b", "python3 -m http.server"]),
+    VALUES,
+)
+PAYLOADS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def garbage(tool: str, other_tool: str) -> list[str | bytes]:
+    """Input an agent's pre-tool hook answers with exit 0 and nothing: not JSON, not an
+    object, a shell call whose command is no string, another tool, a folder that is gone."""
+
+    def call(tool_input: Any, name: str = tool, cwd: str = "/") -> str:
+        return json.dumps({"tool_name": name, "tool_input": tool_input, "cwd": cwd})
+
+    return ["", "not json", "[1, 2", "NaN", json.dumps([1]), b"\xff\xfe{",
+            call({"command": 7}), call("npm run dev"),
+            call({"command": "npm run dev"}, name=other_tool),
+            call({"command": "npm run dev"}, cwd="/nope")]  # fmt: skip
+
+
+def briefed(agent: str, data: dict[str, Any], cwd: Path) -> None:
+    """SessionStart (`data`, in `cwd`) tells the model of the server running there, by job
+    id and URL, in the agent's additionalContext shape."""
+    from tests.helpers import corral, free_port, start_job
+
+    port = free_port()
+    job = start_job(f"python3 -m http.server {port} --bind 127.0.0.1", cwd=cwd)
+    try:
+        out = output(run(agent, "session-start", {**data, "cwd": str(cwd)}))
+        answer = out["hookSpecificOutput"]
+        assert set(answer) == {"hookEventName", "additionalContext"}
+        assert answer["hookEventName"] == "SessionStart"
+        assert job["id"][:8] in answer["additionalContext"]
+        assert f"http://localhost:{port}" in answer["additionalContext"]
+    finally:
+        corral("stop", "--all", check=True)

@@ -11,11 +11,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.surfaces.agents import codex
-from tests.agents.hooks import in_process, output, run, words_after
+from tests.agents.hooks import (
+    COMMANDS,
+    PAYLOADS,
+    VALUES,
+    briefed,
+    garbage,
+    in_process,
+    output,
+    run,
+    words_after,
+)
 from tests.helpers import corral, free_port, start_job, wait_for
 
 __all__ = ["in_process"]  # a fixture
@@ -105,14 +115,7 @@ def test_second_copy_is_denied_with_the_reason_the_model_reads(
         corral("stop", "--all", check=True)
 
 
-@pytest.mark.parametrize(
-    "data",
-    ["", "not json", "[1, 2", "NaN", json.dumps([1]), b"\xff\xfe{",
-     json.dumps({"tool_name": "Bash", "tool_input": {"command": 7}, "cwd": "/"}),
-     json.dumps({"tool_name": "Bash", "tool_input": "npm run dev", "cwd": "/"}),
-     json.dumps({"tool_name": "apply_patch", "tool_input": {"command": "npm run dev"}}),
-     json.dumps({"tool_name": "Bash", "tool_input": {"command": "npm run dev"}, "cwd": "/nope"})],
-)  # fmt: skip
+@pytest.mark.parametrize("data", garbage("Bash", "apply_patch"))
 def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
     result = run("codex", "pre-tool-use", data)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
@@ -120,19 +123,9 @@ def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
 
 
 def test_session_start_briefs_the_model_on_running_jobs(tmp_path: Path) -> None:
-    port = free_port()
-    job = start_job(f"python3 -m http.server {port} --bind 127.0.0.1", cwd=tmp_path)
-    try:
-        data = {"session_id": "s", "transcript_path": None, "cwd": str(tmp_path),
-                "hook_event_name": "SessionStart", "model": "gpt-5",
-                "permission_mode": "default", "source": "startup"}  # fmt: skip
-        out = output(run("codex", "session-start", data))["hookSpecificOutput"]
-        assert set(out) == {"hookEventName", "additionalContext"}
-        assert out["hookEventName"] == "SessionStart"
-        assert job["id"][:8] in out["additionalContext"]
-        assert f"http://localhost:{port}" in out["additionalContext"]
-    finally:
-        corral("stop", "--all", check=True)
+    data = {"session_id": "s", "transcript_path": None, "hook_event_name": "SessionStart",
+            "model": "gpt-5", "permission_mode": "default", "source": "startup"}  # fmt: skip
+    briefed("codex", data, tmp_path)
 
 
 def test_session_end_says_nothing(tmp_path: Path) -> None:
@@ -142,20 +135,10 @@ def test_session_end_says_nothing(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
-_COMMANDS = st.one_of(
-    st.text(max_size=60),
-    st.sampled_from(["npm run dev", "sleep 300 &", "vite", "a & b", "python3 -m http.server"]),
-    _VALUES,
-)
-
-
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@PAYLOADS
 @given(
-    call=st.tuples(_COMMANDS, st.sampled_from(["Bash", "bash", None, 3]), st.booleans()),
-    extra=st.dictionaries(st.text(max_size=8), _VALUES, max_size=3),
+    call=st.tuples(COMMANDS, st.sampled_from(["Bash", "bash", None, 3]), st.booleans()),
+    extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
 )
 def test_any_payload_gets_a_codex_shape_or_nothing(
     call: tuple[Any, Any, bool], extra: dict[str, Any], tmp_path: Path, in_process: None

@@ -9,11 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.surfaces.agents import gemini
-from tests.agents.hooks import in_process, output, run, words_after
+from tests.agents.hooks import (
+    COMMANDS,
+    PAYLOADS,
+    VALUES,
+    briefed,
+    garbage,
+    in_process,
+    output,
+    run,
+    words_after,
+)
 from tests.helpers import alive, corral, free_port, record, start_job, wait_for
 
 __all__ = ["in_process"]  # a fixture
@@ -79,15 +89,7 @@ def test_second_copy_is_denied_with_the_reason_the_model_reads(
         corral("stop", "--all", check=True)
 
 
-@pytest.mark.parametrize(
-    "data",
-    ["", "not json", "[1, 2", "NaN", json.dumps([1]), b"\xff\xfe{",
-     json.dumps({"tool_name": "run_shell_command", "tool_input": {"command": 7}, "cwd": "/"}),
-     json.dumps({"tool_name": "run_shell_command", "tool_input": "npm run dev", "cwd": "/"}),
-     json.dumps({"tool_name": "write_file", "tool_input": {"command": "npm run dev"}}),
-     json.dumps({"tool_name": "run_shell_command", "tool_input": {"command": "npm run dev"},
-                 "cwd": "/nope"})],
-)  # fmt: skip
+@pytest.mark.parametrize("data", garbage("run_shell_command", "write_file"))
 def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
     result = run("gemini", "before-tool", data)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
@@ -95,19 +97,9 @@ def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
 
 
 def test_session_start_briefs_the_model_on_running_jobs(tmp_path: Path) -> None:
-    port = free_port()
-    job = start_job(f"python3 -m http.server {port} --bind 127.0.0.1", cwd=tmp_path)
-    try:
-        data = {"session_id": "s", "transcript_path": "/x", "cwd": str(tmp_path),
-                "hook_event_name": "SessionStart", "timestamp": "t",
-                "source": "startup"}  # fmt: skip
-        out = output(run("gemini", "session-start", data))["hookSpecificOutput"]
-        assert set(out) == {"hookEventName", "additionalContext"}
-        assert out["hookEventName"] == "SessionStart"
-        assert job["id"][:8] in out["additionalContext"]
-        assert f"http://localhost:{port}" in out["additionalContext"]
-    finally:
-        corral("stop", "--all", check=True)
+    data = {"session_id": "s", "transcript_path": "/x", "hook_event_name": "SessionStart",
+            "timestamp": "t", "source": "startup"}  # fmt: skip
+    briefed("gemini", data, tmp_path)
 
 
 def test_session_end_twice_stops_the_sessions_jobs_once(tmp_path: Path, corral_home: Path) -> None:
@@ -125,20 +117,10 @@ def test_session_end_twice_stops_the_sessions_jobs_once(tmp_path: Path, corral_h
     assert len(json.loads(audit)["data"]) == 1  # one stop, though told twice
 
 
-_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
-_COMMANDS = st.one_of(
-    st.text(max_size=60),
-    st.sampled_from(["npm run dev", "sleep 300 &", "vite", "a & b", "python3 -m http.server"]),
-    _VALUES,
-)
-
-
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@PAYLOADS
 @given(
-    call=st.tuples(_COMMANDS, st.sampled_from(["run_shell_command", "shell", None]), _VALUES),
-    extra=st.dictionaries(st.text(max_size=8), _VALUES, max_size=3),
+    call=st.tuples(COMMANDS, st.sampled_from(["run_shell_command", "shell", None]), VALUES),
+    extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
 )
 def test_any_payload_gets_a_gemini_shape_or_nothing(
     call: tuple[Any, Any, Any], extra: dict[str, Any], tmp_path: Path, in_process: None

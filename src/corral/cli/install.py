@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from corral.errors import UsageError
 
@@ -83,13 +84,18 @@ def main(args: argparse.Namespace) -> int:
             prefix_only=args.prefix_only,
         )
         done = "installed corral into" if report.changed else "already installed in"
+    return _show(report, done, "previous settings", "Claude Code (or run /hooks)", args.uninstall)
+
+
+def _show(report: Any, done: str, previous: str, restart: str, uninstall: bool) -> int:
+    """An install's report (surfaces.claude.install.Report) as lines for a person."""
     print(f"{done} {report.settings}")
     if report.backup:
-        print(f"previous settings kept in {report.backup}")
+        print(f"{previous} kept in {report.backup}")
     for note in report.notes:
         print(f"note: {note}")
-    if report.changed and not args.uninstall:
-        print("restart Claude Code (or run /hooks) for the change to take effect")
+    if report.changed and not uninstall:
+        print(f"restart {restart} for the change to take effect")
     return 0
 
 
@@ -108,11 +114,4 @@ def _other_agent(args: argparse.Namespace) -> int:
         done = "removed corral from" if report.changed else "corral was not in"
     else:
         done = "installed corral into" if report.changed else "already installed in"
-    print(f"{done} {report.settings}")
-    if report.backup:
-        print(f"previous file kept in {report.backup}")
-    for note in report.notes:
-        print(f"note: {note}")
-    if report.changed and not args.uninstall:
-        print(f"restart {install.TITLES[args.agent]} for the change to take effect")
-    return 0
+    return _show(report, done, "previous file", install.TITLES[args.agent], args.uninstall)

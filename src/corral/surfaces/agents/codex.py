@@ -46,7 +46,9 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     if event == "pre-tool-use":
         return pre_tool_use(payload, home)
     if event == "session-start":
-        text = common.briefing(_cwd(payload), _session(payload), home)
+        source = payload.get("source")
+        source = source if isinstance(source, str) else None  # startup, resume, …
+        text = common.briefing(_cwd(payload), _session(payload), home, source)
         if not text:
             return None
         out = {"hookEventName": "SessionStart", "additionalContext": text}

@@ -40,7 +40,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
         return before_tool(payload, home)
     session = _text(payload, "session_id")
     if event == "session-start":
-        text = common.briefing(_text(payload, "cwd"), session, home)
+        text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))
         if not text:
             return None
         out = {"hookEventName": "SessionStart", "additionalContext": text}
