@@ -100,3 +100,29 @@ def briefed(agent: str, data: dict[str, Any], cwd: Path) -> None:
         assert f"http://localhost:{port}" in answer["additionalContext"]
     finally:
         corral("stop", "--all", check=True)
+
+
+def told_the_url(agent: str, pre: str, post: str, data: dict[str, Any], cwd: Path) -> None:
+    """The agent's after-tool hook, for a call its pre-tool hook rewrote (`data`, the shell
+    call, its command rewritten and run), tells the model the server's URL; for a line
+    corral did not rewrite it says nothing."""
+    from tests.helpers import corral, free_port
+
+    port = free_port()
+    tool_input = dict(data["tool_input"], command=f"python3 -m http.server {port} &")
+    rewritten = output(run(agent, pre, {**data, "tool_input": tool_input}))
+    answer = rewritten["hookSpecificOutput"]
+    command = (answer.get("updatedInput") or answer["tool_input"])["command"]
+    subprocess.run(["sh", "-c", command], cwd=cwd, check=True, timeout=30,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+    try:
+        done = {**data, "tool_input": {**tool_input, "command": command}}
+        out = output(run(agent, post, done))["hookSpecificOutput"]
+        assert set(out) == {"hookEventName", "additionalContext"}
+        token = command.split("--job ")[1][:8]
+        assert out["additionalContext"].startswith(f"corral: job {token} (")
+        assert f"is ready at http://localhost:{port}. " in out["additionalContext"]
+        plain = run(agent, post, {**data, "tool_input": {**tool_input, "command": "ls"}})
+        assert (plain.returncode, plain.stdout, plain.stderr) == (0, "", "")
+    finally:
+        corral("stop", "--all", check=True)

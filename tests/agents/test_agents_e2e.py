@@ -92,6 +92,8 @@ def test_codex_background_server_is_supervised_and_a_second_refused(
             assert "corral refused" not in first
             assert "Command blocked by PreToolUse hook: corral refused: " in second
             assert job["id"] in second
+            told = json.dumps(fake.requests[1])  # after the first call: its URL
+            assert f"is ready at http://localhost:{port}" in told
         finally:
             corral("stop", "--all", check=True)
 
@@ -136,5 +138,6 @@ def test_gemini_background_server_is_supervised_and_a_second_refused(
         assert port in job["ports"]
         chats = "".join(p.read_text() for p in (home / ".gemini").rglob("session-*.jsonl"))
         assert "Tool execution blocked: corral refused: " in chats and job["id"] in chats
+        assert f"is ready at http://localhost:{port}" in chats
     finally:
         corral("stop", "--all", check=True)

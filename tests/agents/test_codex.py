@@ -24,6 +24,7 @@ from tests.agents.hooks import (
     in_process,
     output,
     run,
+    told_the_url,
     words_after,
 )
 from tests.helpers import corral, free_port, start_job, wait_for
@@ -126,6 +127,11 @@ def test_session_start_briefs_the_model_on_running_jobs(tmp_path: Path) -> None:
     data = {"session_id": "s", "transcript_path": None, "hook_event_name": "SessionStart",
             "model": "gpt-5", "permission_mode": "default", "source": "startup"}  # fmt: skip
     briefed("codex", data, tmp_path)
+
+
+def test_post_tool_use_tells_the_model_the_url(tmp_path: Path) -> None:
+    data = pre_tool_use("", tmp_path)
+    told_the_url("codex", "pre-tool-use", "post-tool-use", data, tmp_path)
 
 
 def test_session_end_says_nothing(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from tests.agents.hooks import (
     in_process,
     output,
     run,
+    told_the_url,
     words_after,
 )
 from tests.helpers import alive, corral, free_port, record, start_job, wait_for
@@ -100,6 +101,11 @@ def test_session_start_briefs_the_model_on_running_jobs(tmp_path: Path) -> None:
     data = {"session_id": "s", "transcript_path": "/x", "hook_event_name": "SessionStart",
             "timestamp": "t", "source": "startup"}  # fmt: skip
     briefed("gemini", data, tmp_path)
+
+
+def test_after_tool_tells_the_model_the_url(tmp_path: Path) -> None:
+    data = before_tool("", tmp_path, is_background=False, dir_path="")
+    told_the_url("gemini", "before-tool", "after-tool", data, tmp_path)
 
 
 def test_session_end_twice_stops_the_sessions_jobs_once(tmp_path: Path, corral_home: Path) -> None:

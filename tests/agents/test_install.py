@@ -70,7 +70,8 @@ def test_codex_install_appends_trusted_hooks_and_keeps_the_rest(env: dict[str, s
     expected = install_codex.trusted_hash("pre_tool_use", command, "^Bash$", 30)
     assert state[key] == {"trusted_hash": expected}
     assert set(state) == {
-        key, f"{path}:session_start:0:0", f"{path}:session_end:0:0"
+        key, f"{path}:post_tool_use:0:0", f"{path}:session_start:0:0",
+        f"{path}:session_end:0:0",
     }  # fmt: skip
     assert data["projects"] == {"/srv/app": {"trust_level": "trusted"}}
     assert "already installed" in install(env, "codex")
@@ -129,7 +130,7 @@ def test_gemini_install_merges_hooks_and_keeps_the_rest(env: dict[str, str]) -> 
     assert ours["hooks"] == [
         {"name": "corral", "type": "command", "timeout": 30000, "command": command}
     ]
-    assert set(data["hooks"]) == {"BeforeTool", "SessionStart", "SessionEnd"}
+    assert set(data["hooks"]) == {"BeforeTool", "AfterTool", "SessionStart", "SessionEnd"}
     text = path.read_text()
     assert "already installed" in install(env, "gemini")
     assert path.read_text() == text

@@ -1,6 +1,7 @@
 """corral's Codex CLI hook: Codex's JSON to the agent-neutral decision (common.py) and back.
 
-usage: python3 -I -S run_hook.py codex pre-tool-use | session-start | session-end
+usage: python3 -I -S run_hook.py codex pre-tool-use | post-tool-use | session-start |
+       session-end
 
 - PreToolUse (`tool_name: "Bash"`, `tool_input: {"command": …}`): a rewrite answers
   `permissionDecision: "allow"` with `updatedInput` (every field kept, only `command`
@@ -11,6 +12,8 @@ usage: python3 -I -S run_hook.py codex pre-tool-use | session-start | session-en
   (which the hook never sees): the rewrite does not change folder, so the job runs where
   Codex runs the command. In Codex's sandbox (a pid namespace that ends with the command)
   the line runs exactly as written: nothing there can outlive the command anyway.
+- PostToolUse of a rewritten call: the server's URL once it listens, or how it ended at
+  start with its last lines (`additionalContext`).
 - SessionStart: the jobs already running in the project, with their URLs
   (`additionalContext`, a developer message).
 - SessionEnd: the session-end policy (`terminate` stops the session's jobs).
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 AGENT = "codex"
-EVENTS = ("pre-tool-use", "session-start", "session-end")
+EVENTS = ("pre-tool-use", "post-tool-use", "session-start", "session-end")
 
 
 def _session(payload: "dict[str, Any]") -> "str | None":
@@ -45,6 +48,15 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     """Codex's hook output for one event (None: print nothing, the call runs as it is)."""
     if event == "pre-tool-use":
         return pre_tool_use(payload, home)
+    if event == "post-tool-use":
+        tool_input = payload.get("tool_input")
+        if payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
+            return None
+        note = common.started_note(tool_input.get("command"), home)
+        if not note:
+            return None
+        out = {"hookEventName": "PostToolUse", "additionalContext": note}
+        return common.to_json({"hookSpecificOutput": out})
     if event == "session-start":
         source = payload.get("source")
         source = source if isinstance(source, str) else None  # startup, resume, …

@@ -182,6 +182,21 @@ def _first_end(session: str, home: str) -> bool:
     return False
 
 
+def started_note(command: "str | None", home: str) -> "str | None":
+    """After a call corral rewrote (PostToolUse): the server's URL once it listens, or how
+    the job ended at start with its last lines (surfaces/claude/started.py); None for a
+    line corral did not rewrite, or nothing worth saying."""
+    from corral.surfaces.claude import hook
+
+    if not isinstance(command, str) or not hook.rewritten_by_corral(command):
+        return None
+    hook._site()
+    hook._pin_home(home)
+    from corral.surfaces.claude import started
+
+    return started.note(command)
+
+
 def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:
     """The entry of an agent's hook: `argv` is one of `events`; the JSON on stdin and corral's
     home go to `answer(event, payload, home)`, whose text (if any) goes to stdout. It fails

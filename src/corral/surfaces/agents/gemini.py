@@ -1,12 +1,15 @@
 """corral's Gemini CLI hook: Gemini's JSON to the agent-neutral decision (common.py) and back.
 
-usage: python3 -I -S run_hook.py gemini before-tool | session-start | session-end
+usage: python3 -I -S run_hook.py gemini before-tool | after-tool | session-start |
+       session-end
 
 - BeforeTool on `run_shell_command` (`tool_input: {command, description, dir_path,
   is_background, …}`): a rewrite answers `hookSpecificOutput.tool_input`, which REPLACES
   the arguments: every original key comes back, only `command` changed (without
   `is_background` a server would hold `gemini -p` open). `is_background` is the background
   flag. A refusal answers `{"decision": "deny", "reason": …}`; the model reads the reason.
+- AfterTool of a rewritten call: the server's URL once it listens, or how it ended at start
+  with its last lines (`additionalContext`, appended to the tool's output).
 - SessionStart: the jobs already running in the project, with their URLs
   (`additionalContext`, put before the first prompt).
 - SessionEnd: the session-end policy; Gemini may say it twice (the TUI's /quit): once is
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 AGENT = "gemini"
-EVENTS = ("before-tool", "session-start", "session-end")
+EVENTS = ("before-tool", "after-tool", "session-start", "session-end")
 SHELL_TOOL = "run_shell_command"
 
 
@@ -38,6 +41,15 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     """Gemini's hook output for one event (None: print nothing, the call runs as it is)."""
     if event == "before-tool":
         return before_tool(payload, home)
+    if event == "after-tool":
+        tool_input = payload.get("tool_input")
+        if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+            return None
+        note = common.started_note(tool_input.get("command"), home)
+        if not note:
+            return None
+        out = {"hookEventName": "AfterTool", "additionalContext": note}
+        return common.to_json({"hookSpecificOutput": out})
     session = _text(payload, "session_id")
     if event == "session-start":
         text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))

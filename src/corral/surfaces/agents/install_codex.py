@@ -30,6 +30,7 @@ END = "# <<< corral"
 # (Codex's event, its snake_case name in trust keys, corral's hook event, matcher, timeout s)
 HOOKS: tuple[tuple[str, str, str, str | None, int], ...] = (
     ("PreToolUse", "pre_tool_use", "pre-tool-use", "^Bash$", 30),
+    ("PostToolUse", "post_tool_use", "post-tool-use", "^Bash$", 30),
     ("SessionStart", "session_start", "session-start", None, 30),
     ("SessionEnd", "session_end", "session-end", None, 3),  # Codex clamps it to 3 s
 )
@@ -157,8 +158,9 @@ def _trust_lines(trust: list[tuple[str, str]], present: dict[str, Any]) -> tuple
 
 
 def install(scope: str, project: Path, home: Path) -> Report:
-    """Append corral's hooks (PreToolUse for Bash, SessionStart, SessionEnd) to Codex's
-    config.toml at `scope`, with the trust entries that let Codex run them; idempotent."""
+    """Append corral's hooks (PreToolUse and PostToolUse for Bash, SessionStart, SessionEnd)
+    to Codex's config.toml at `scope`, with the trust entries that let Codex run them;
+    idempotent."""
     path = config_path(scope, project, home).absolute()
     user = config_path("user", project, home).absolute()
     text = read_text(path)

@@ -27,6 +27,7 @@ MARKS = ("corral/surfaces/agents/run_hook.py",)
 # (Gemini's event, corral's hook event, matcher): the matcher is an unanchored regex
 HOOKS: tuple[tuple[str, str, str | None], ...] = (
     ("BeforeTool", "before-tool", "^run_shell_command$"),
+    ("AfterTool", "after-tool", "^run_shell_command$"),
     ("SessionStart", "session-start", None),
     ("SessionEnd", "session-end", None),
 )
@@ -55,8 +56,8 @@ def _ours(groups: list[Any]) -> list[Any]:
 
 
 def install(scope: str, project: Path, home: Path) -> Report:
-    """Merge corral's BeforeTool (run_shell_command), SessionStart and SessionEnd hooks into
-    Gemini's settings at `scope`; idempotent."""
+    """Merge corral's hooks (BeforeTool and AfterTool on run_shell_command, SessionStart,
+    SessionEnd) into Gemini's settings at `scope`; idempotent."""
     path = settings_path(scope, project, home)
     settings = read_settings(path)
     _check_hooks(settings)
