@@ -3,7 +3,9 @@ shapes Gemini acts on out (see /work/shared/agents.md: checked against the real 
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,9 @@ from tests.helpers import alive, corral, free_port, record, start_job, wait_for
 __all__ = ["in_process"]  # a fixture
 
 
+_SECONDS = itertools.count()
+
+
 def before_tool(
     command: Any, cwd: Path | str, session: str = "g-1", **tool_input: Any
 ) -> dict[str, Any]:
@@ -39,7 +44,7 @@ def before_tool(
         "transcript_path": "/nowhere/session.jsonl",
         "cwd": str(cwd),
         "hook_event_name": "BeforeTool",
-        "timestamp": "2026-12-03T09:38:17.410Z",
+        "timestamp": f"2026-12-03T09:38:{next(_SECONDS) % 60:02d}.{next(_SECONDS) % 1000:03d}Z",
         "tool_name": "run_shell_command",
         "tool_input": {"command": command, "description": "serve", **tool_input},
     }
@@ -61,6 +66,18 @@ def test_background_call_is_rewritten_keeping_every_argument(tmp_path: Path) -> 
     assert words_after(command, "--session") == "g-1"  # Gemini's children carry no session id
     assert words_after(command, "--meta") == "agent=gemini"
     assert "--task" in command.split() and command.endswith(f"-- '{line}'")
+
+
+def test_a_second_copy_of_the_hook_leaves_the_call_to_the_first(tmp_path: Path) -> None:
+    # installed at user and project scope, Gemini runs both for each call (BeforeTool has
+    # no call id: its time and input tell calls apart)
+    data = before_tool(f"python3 -m http.server {free_port()}", tmp_path, is_background=True)
+    first = output(run("gemini", "before-tool", data))
+    assert "tool_input" in first["hookSpecificOutput"]
+    second = run("gemini", "before-tool", data)
+    assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
+    later = run("gemini", "before-tool", {**data, "timestamp": "2026-12-03T10:00:00.000Z"})
+    assert output(later)["decision"] == "deny"  # another call: the first's server is starting
 
 
 def test_trailing_ampersand_is_detached(tmp_path: Path) -> None:
@@ -134,7 +151,7 @@ def test_any_payload_gets_a_gemini_shape_or_nothing(
     command, tool, background = call
     data = before_tool(command, tmp_path, is_background=background, **extra)
     data["tool_name"] = tool
-    text = gemini.answer("before-tool", data, str(tmp_path / "home"))
+    text = gemini.answer("before-tool", data, os.environ["CORRAL_HOME"])
     if text is None:
         return
     out = json.loads(text)

@@ -85,6 +85,7 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
         background=False,  # Codex has no background flag: `CMD &`, or a call left running
         home=home,
         leave_group=True,
+        call=payload.get("tool_use_id") if isinstance(payload.get("tool_use_id"), str) else None,
     )
     out: dict[str, Any]
     if verdict.action == common.DENY:

@@ -74,13 +74,17 @@ def decide(
     home: str,
     leave_group: bool = False,
     holder: "int | None" = None,
+    call: "str | None" = None,
 ) -> Verdict:
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
     whole line under a supervisor given `--session` (the agent's shell children may carry no
     session variable) and the agent's name. `leave_group`: a line sent to the background whole
     returns only once its supervisor leads a group of its own, its output in corral's log of
-    the job (`core.shell.plan.decide`'s `detach_to`).
+    the job (`core.shell.plan.decide`'s `detach_to`). `call`: what tells this tool call
+    from the session's others (the agent's call id, or its time and input): of two copies
+    of corral's hook (user and project scope), only the first to claim the call decides
+    (`hook.first_copy`), else the second would refuse the server the first is starting.
     `home` is corral's state folder. Never raises for a line it cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
@@ -95,6 +99,15 @@ def decide(
 
     if cwd is None or not os.path.isdir(cwd):
         return PASSED
+    if call and session:
+        from corral.lowlevel.redact import command_digest
+
+        claim = {
+            "session_id": command_digest(session)[:32],
+            "tool_use_id": command_digest(call)[:32],
+        }
+        if not hook.first_copy(home, f"{agent}-pre-tool", claim):
+            return PASSED
     hook._site()
     hook._pin_home(home)
     detach_to = None

@@ -82,6 +82,7 @@ def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
         agent=AGENT,
         background=tool_input.get("is_background") is True,
         home=home,
+        call=f"{payload.get('timestamp')}\0{command}\0{folder}",  # BeforeTool has no call id
     )
     if verdict.action == common.DENY:
         return common.to_json({"decision": "deny", "reason": verdict.reason})
