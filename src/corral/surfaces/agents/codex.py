@@ -49,34 +49,24 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     if event == "pre-tool-use":
         return pre_tool_use(payload, home)
     if event == "post-tool-use":
-        tool_input = payload.get("tool_input")
-        if payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
-            return None
-        note = common.started_note(tool_input.get("command"), home)
-        if not note:
-            return None
-        out = {"hookEventName": "PostToolUse", "additionalContext": note}
-        return common.to_json({"hookSpecificOutput": out})
+        call = common.shell_call(payload, "Bash")
+        note = common.started_note(call[1], home) if call else None
+        return common.context_answer("PostToolUse", note)
     if event == "session-start":
         source = payload.get("source")
         source = source if isinstance(source, str) else None  # startup, resume, …
         text = common.briefing(_cwd(payload), _session(payload), home, source)
-        if not text:
-            return None
-        out = {"hookEventName": "SessionStart", "additionalContext": text}
-        return common.to_json({"hookSpecificOutput": out})
+        return common.context_answer("SessionStart", text)
     if event == "session-end":
         common.session_ended(_session(payload), home)
     return None
 
 
 def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
-    tool_input = payload.get("tool_input")
-    if payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
+    call = common.shell_call(payload, "Bash")
+    if call is None:
         return None
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
+    tool_input, command = call
     verdict = common.decide(
         command,
         cwd=_cwd(payload),

@@ -22,6 +22,7 @@ from corral.service.hooks import admit_line, started_context
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 
 __all__ = ["admit_line", "started_context"]
@@ -232,6 +233,24 @@ def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., s
         sys.stdout.write(out)
         sys.stdout.flush()
     return 0
+
+
+def shell_call(payload: "dict[str, Any]", tool: str) -> "tuple[dict[str, Any], str] | None":
+    """The arguments and the command line of `payload` when it is a call of the agent's shell
+    tool `tool`; None for any other tool or shape."""
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") != tool or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    return (tool_input, command) if isinstance(command, str) else None
+
+
+def context_answer(hook_event: str, text: "str | None") -> "str | None":
+    """The answer that gives the model `text` (`hookSpecificOutput.additionalContext`, read
+    by Codex, Gemini and Claude Code alike); None without text."""
+    if not text:
+        return None
+    return to_json({"hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": text}})
 
 
 def to_json(value: object) -> str:

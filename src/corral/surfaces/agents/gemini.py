@@ -42,33 +42,23 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     if event == "before-tool":
         return before_tool(payload, home)
     if event == "after-tool":
-        tool_input = payload.get("tool_input")
-        if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
-            return None
-        note = common.started_note(tool_input.get("command"), home)
-        if not note:
-            return None
-        out = {"hookEventName": "AfterTool", "additionalContext": note}
-        return common.to_json({"hookSpecificOutput": out})
+        call = common.shell_call(payload, SHELL_TOOL)
+        note = common.started_note(call[1], home) if call else None
+        return common.context_answer("AfterTool", note)
     session = _text(payload, "session_id")
     if event == "session-start":
         text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))
-        if not text:
-            return None
-        out = {"hookEventName": "SessionStart", "additionalContext": text}
-        return common.to_json({"hookSpecificOutput": out})
+        return common.context_answer("SessionStart", text)
     if event == "session-end":
         common.session_ended(session, home)
     return None
 
 
 def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
-    tool_input = payload.get("tool_input")
-    if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+    call = common.shell_call(payload, SHELL_TOOL)
+    if call is None:
         return None
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
+    tool_input, command = call
     folder = tool_input.get("dir_path")
     cwd = _text(payload, "cwd")
     if isinstance(folder, str) and folder and cwd:
