@@ -27,7 +27,15 @@ from tests.agents.hooks import (
     told_the_url,
     words_after,
 )
-from tests.helpers import alive, corral, free_port, record, start_job, wait_for
+from tests.helpers import (
+    alive,
+    corral,
+    free_port,
+    pids_with_env,
+    record,
+    start_job,
+    wait_for,
+)
 
 __all__ = ["in_process"]  # a fixture
 
@@ -138,6 +146,28 @@ def test_session_end_twice_stops_the_sessions_jobs_once(tmp_path: Path, corral_h
     assert record(corral_home, job["id"])["state"] == "stopped"
     audit = corral("audit", "--json", check=True).stdout
     assert len(json.loads(audit)["data"]) == 1  # one stop, though told twice
+
+
+def test_a_session_that_ends_again_later_is_acted_on_again(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    # a resumed session ends once more; only an end told again within seconds is ignored
+    (corral_home / "config.toml").write_text('session_end = "terminate"\n')
+    session = str(uuid.uuid4())
+    data = {"session_id": session, "transcript_path": "/x", "cwd": str(tmp_path),
+            "hook_event_name": "SessionEnd", "timestamp": "t", "reason": "exit"}  # fmt: skip
+    assert run("gemini", "session-end", data).returncode == 0
+    [marker] = (corral_home / "ended-sessions").iterdir()
+    os.utime(marker, (1, 1))  # that end was long ago
+    job = start_job("sleep 300", "--session", session, cwd=tmp_path)
+    assert run("gemini", "session-end", data).returncode == 0
+    wait_for(lambda: not alive(job["pid"]), 30, "the resumed session's job to stop")
+    other = {**data, "session_id": str(uuid.uuid4())}
+    os.utime(marker, (1, 1))
+    assert run("gemini", "session-end", other).returncode == 0
+    assert not marker.exists()  # old markers are removed as others are written
+    ending = f"CORRAL_HOME={corral_home}".encode()  # `corral session end`, in the background
+    wait_for(lambda: not [p for p in pids_with_env(ending) if alive(p)], 30, "the ends to finish")
 
 
 @PAYLOADS

@@ -185,6 +185,7 @@ def _first_end(session: str, home: str) -> bool:
     for _ in range(2):
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            _forget_old_ends(folder, time.time() - ENDED_SECONDS)
             return True
         except FileExistsError:
             try:
@@ -233,6 +234,18 @@ def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., s
         sys.stdout.write(out)
         sys.stdout.flush()
     return 0
+
+
+def _forget_old_ends(folder: str, before: float) -> None:
+    """Remove the markers of ends older than `before`: they decide nothing any more."""
+    import os
+
+    for entry in os.scandir(folder):
+        try:
+            if entry.stat().st_mtime < before:
+                os.unlink(entry.path)
+        except OSError:
+            continue
 
 
 def shell_call(payload: "dict[str, Any]", tool: str) -> "tuple[dict[str, Any], str] | None":
