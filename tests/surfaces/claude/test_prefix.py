@@ -23,7 +23,7 @@ from corral.surfaces.claude.triggers import WORDS
 from tests.helpers import alive, corral, free_port, job_pids, wait_for
 
 HEAD = (
-    "source {home}/.claude/shell-snapshots/snapshot-bash-1-a.sh 2>/dev/null || true && "
+    "source {home}/.claude/shell-snapshots/snapshot-{kind}-1-a.sh 2>/dev/null || true && "
     "{{ \\builtin shopt -u extglob || \\builtin setopt NO_EXTENDED_GLOB; }} >/dev/null 2>&1 "
     "|| true && "
 )
@@ -33,8 +33,16 @@ SESSION = "5e551011-0000-4000-8000-00000000c0de"
 class Prefix:
     """The prefix program as installed, and Claude Code's way of calling it."""
 
-    def __init__(self, tmp: Path, chained: str | None = None, python: str = sys.executable):
+    def __init__(
+        self,
+        tmp: Path,
+        chained: str | None = None,
+        python: str = sys.executable,
+        shell: str = "/bin/bash",  # the user's $SHELL: bash or zsh
+    ):
         self.tmp = tmp
+        self.shell = shell
+        self.kind = os.path.basename(shell)
         self.path = tmp / "bin" / prefix.NAME
         self.chained = chained
         prefix.write_launcher(str(self.path))
@@ -45,15 +53,15 @@ class Prefix:
         self.work = tmp / "work"
         self.work.mkdir(exist_ok=True)
         (tmp / ".claude" / "shell-snapshots").mkdir(parents=True, exist_ok=True)
-        snapshot = tmp / ".claude/shell-snapshots/snapshot-bash-1-a.sh"
-        snapshot.write_text("shopt -s expand_aliases\n")
+        snapshot = tmp / f".claude/shell-snapshots/snapshot-{self.kind}-1-a.sh"
+        snapshot.write_text("shopt -s expand_aliases\n" if self.kind == "bash" else "")
 
     def string(self, command: str) -> str:
-        return compose(command, HEAD.format(home=self.tmp), str(self.cwd_file))
+        return compose(command, HEAD.format(home=self.tmp, kind=self.kind), str(self.cwd_file))
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV_"))}
-        env.update(SHELL="/bin/bash", CLAUDE_CODE_SESSION_ID=SESSION, HOME=str(self.tmp), **extra)
+        env.update(SHELL=self.shell, CLAUDE_CODE_SESSION_ID=SESSION, HOME=str(self.tmp), **extra)
         if self.chained:
             env[prefix.CHAINED] = self.chained
         return env
@@ -64,7 +72,7 @@ class Prefix:
         """`<prefix> '<string>'`, or (through=False) what Claude Code runs without one. Output
         goes to files, as Claude Code 2.1.332 sends it to a task file: a job left in the
         background must not hold the call open."""
-        argv = [str(self.path), string] if through else ["/bin/bash", "-c", string]
+        argv = [str(self.path), string] if through else [self.shell, "-c", string]
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
             code = subprocess.run(
                 argv, cwd=self.work, env=env or self.env(), stdout=out, stderr=err,

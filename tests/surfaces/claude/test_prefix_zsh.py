@@ -1,0 +1,94 @@
+"""corral's shell prefix for a user whose shell is zsh: Claude Code 2.1.332 then runs
+`zsh -c '<string>'` around a zsh snapshot (tests/claude/samples/shell-prefix-strings.json,
+`zsh_strings`), and the prefix supervises it as it does for bash, running the string with
+zsh exactly as Claude Code would (start-up files included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from corral.surfaces.claude import prefix
+from tests.helpers import alive, corral, free_port, job_pids, wait_for, zsh_or_skip
+from tests.surfaces.claude.test_prefix import SESSION, Prefix, listening, records
+
+ZSHENV = "export CORRAL_TEST_ZSHENV=read\n"  # what zsh -c reads first, unless -f
+
+
+@pytest.fixture
+def pre(tmp_path: Path) -> Prefix:
+    made = Prefix(tmp_path, shell=zsh_or_skip())
+    (tmp_path / ".zshenv").write_text(ZSHENV)  # HOME is tmp_path
+    return made
+
+
+def test_a_long_runner_runs_whole_under_a_task_supervisor_in_zsh(
+    pre: Prefix, corral_home: Path
+) -> None:
+    port = free_port()
+    command = f"python3 -m http.server {port} --bind 127.0.0.1"
+    first = pre.popen(pre.string(command))
+    try:
+        wait_for(lambda: listening(port), 30, "the server")
+        [job] = records(corral_home)
+        assert job["command"] == command and job["mode"] == "task"
+        assert job["port"] == port and job["session"] == SESSION
+        assert job["shell"] == pre.shell and job["pid"] == first.pid
+        again = pre.run(pre.string(command))
+        assert again.returncode == 1 and job["id"][:8] in again.stderr
+        assert len(records(corral_home)) == 1
+        assert "terminated" in corral("stop", job["id"][:8], "--json").stdout
+        first.communicate(timeout=30)
+        assert not listening(port) and not job_pids(job["id"])
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)  # the group it leads (a session of its own)
+        first.communicate(timeout=30)
+
+
+def test_a_supervised_string_runs_as_zsh_c_runs_it(pre: Prefix, corral_home: Path) -> None:
+    """Start-up files (.zshenv), $0, the shell, output, exit status, cwd file."""
+    command = 'echo "$CORRAL_TEST_ZSHENV $0 ${ZSH_VERSION:+zsh}"; echo err >&2; cd /; exit 3'
+    prefix.note_background(str(corral_home), SESSION, command)
+    through = pre.run(pre.string(command))
+    where = pre.cwd_file.read_text() if pre.cwd_file.exists() else None
+    direct = pre.run(pre.string(command), through=False)
+    [job] = records(corral_home)
+    assert job["command"] == command and job["mode"] == "task" and job["exit_code"] == 3
+    assert (through.stdout, through.stderr, through.returncode) == (
+        direct.stdout,
+        direct.stderr,
+        direct.returncode,
+    )
+    assert through.stdout == f"read {pre.shell} zsh\n" and where is None
+
+
+def test_a_trailing_ampersand_in_zsh_returns_at_once_and_the_job_is_detached(
+    pre: Prefix, corral_home: Path
+) -> None:
+    result = pre.run(pre.string("sleep 30 &"))
+    assert result.returncode == 0 and result.stdout == result.stderr == ""
+    assert pre.cwd_file.read_text() == f"{pre.work}\n"
+    [job] = wait_for(lambda: records(corral_home), 10, "the record")
+    assert job["command"] == "sleep 30" and job["mode"] == "detached" and alive(job["pid"])
+    assert "terminated" in corral("stop", job["id"][:8]).stdout
+
+
+def test_the_real_zsh_strings_are_supervised(tmp_path: Path, corral_home: Path) -> None:
+    """The strings 2.1.332 built with SHELL=zsh, pointed at this test's folders."""
+    samples = Path(__file__).parents[2] / "claude" / "samples" / "shell-prefix-strings.json"
+    [_, background, _] = json.loads(samples.read_text())["zsh_strings"]
+    pre = Prefix(tmp_path, shell=zsh_or_skip())
+    string = background.replace("/home/u", str(tmp_path)).replace(
+        "/tmp/claude-tmp/claude-2c31-cwd", str(pre.cwd_file)
+    )
+    prefix.note_background(str(corral_home), "sess-1", "sleep 0.2; echo bg")
+    result = pre.run(string)
+    assert (result.stdout, result.returncode) == ("bg\n", 0)
+    [job] = records(corral_home)
+    assert job["command"] == "sleep 0.2; echo bg" and job["session"] == "sess-1"
+    assert job["shell"] == pre.shell and job["mode"] == "task"
