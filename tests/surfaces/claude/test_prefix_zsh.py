@@ -92,3 +92,19 @@ def test_the_real_zsh_strings_are_supervised(tmp_path: Path, corral_home: Path) 
     [job] = records(corral_home)
     assert job["command"] == "sleep 0.2; echo bg" and job["session"] == "sess-1"
     assert job["shell"] == pre.shell and job["mode"] == "task"
+
+
+def test_a_users_own_prefix_is_what_runs_the_string(tmp_path: Path, corral_home: Path) -> None:
+    """Chained, their prefix runs the string (here with zsh): .zshenv is read once, by it,
+    as without corral; the supervisor's own shell only starts their program."""
+    zsh = zsh_or_skip()
+    theirs = tmp_path / "their-prefix"
+    theirs.write_text(f'#!/bin/sh\nexec {zsh} -c "$1"\n')
+    theirs.chmod(0o755)
+    pre = Prefix(tmp_path, chained=str(theirs), shell=zsh)
+    reads = tmp_path / "reads"
+    (tmp_path / ".zshenv").write_text(f"echo read >> {reads}\n")
+    command = "python3 -m http.server --help >/dev/null; echo sup"
+    assert pre.run(pre.string(command)).stdout == "sup\n"
+    assert [r["command"] for r in records(corral_home)] == [command]
+    assert reads.read_text() == "read\n"

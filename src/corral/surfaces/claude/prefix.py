@@ -192,8 +192,9 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         identity=spec.identity if spec else None,
         port=next((s.port for s in decision.jobs if s.port is not None), None),
         job_cwd=spec.cwd if spec and os.path.normpath(spec.cwd) != os.getcwd() else None,
-        # the record shows the model's command; zsh reads .zshenv as Claude Code's `zsh -c`
-        options=["--meta", f"command={found.command}", "--shell-startup"],
+        # The record shows the model's command. The shell reads its start-up files (zsh's
+        # .zshenv) as Claude Code's `zsh -c` does, unless it only starts the user's prefix.
+        options=["--meta", f"command={found.command}", *([] if chained else ["--shell-startup"])],
     )
     return Plan(argv)
 
