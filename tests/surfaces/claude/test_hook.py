@@ -33,7 +33,7 @@ def payload(command: str, cwd: Path, **tool_input: Any) -> dict[str, Any]:
         "cwd": str(cwd),
         "permission_mode": "default",
         "tool_name": "Bash",
-        "tool_use_id": "toolu_1",
+        "tool_use_id": f"toolu_{uuid.uuid4().hex}",
         "tool_input": {"command": command, "description": "d", **tool_input},
     }
 
@@ -396,5 +396,25 @@ def test_post_tool_use_finds_a_job_supervised_without_a_rewrite(tmp_path: Path) 
         data = {**other, "hook_event_name": "PostToolUse",
                 "tool_response": {"backgroundTaskId": "b4"}}  # fmt: skip
         assert run_hook("post-tool-use", data).stdout == ""
+    finally:
+        stop_all()
+
+
+@pytest.mark.parametrize("source", ["compact", "resume"])
+def test_session_start_after_compact_or_resume_retells_the_sessions_own_jobs(
+    tmp_path: Path, source: str
+) -> None:
+    session = str(uuid.uuid4())
+    mine = start_job("sleep 302", "--session", session, cwd=tmp_path)
+    try:
+        data = {"hook_event_name": "SessionStart", "session_id": session, "cwd": str(tmp_path)}
+        # a fresh start of the same session has nothing to be told: the jobs are its own
+        assert run_hook("session-start", {**data, "source": "startup"}).stdout == ""
+        text = answer(run_hook("session-start", {**data, "source": source}))["additionalContext"]
+        first = text.splitlines()[0]
+        assert first.startswith("corral: 1 job(s) this session started are still running")
+        assert ("compaction" if source == "compact" else "resuming") in first
+        assert f"- job {mine['id'][:8]}: `sleep 302` in {tmp_path}, no port open" in text
+        assert "started earlier" not in text
     finally:
         stop_all()
