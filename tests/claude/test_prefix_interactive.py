@@ -127,6 +127,6 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
     assert not any(job_pids(j["id"]) for j in jobs)
     if mode == "auto":  # the hooks and the status line went through the prefix too
         seen = log.read_text()
-        for through in ("run_hook.py session-start", "run_hook.py pre-tool-use",
-                        "run_statusline.py", f"eval '{server}'"):  # fmt: skip
+        for through in ("corral-hook session-start", "corral-hook pre-tool-use",
+                        "corral-hook statusline", f"eval '{server}'"):  # fmt: skip
             assert through in seen, seen
