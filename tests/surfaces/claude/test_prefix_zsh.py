@@ -6,15 +6,13 @@ zsh exactly as Claude Code would (start-up files included)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 from pathlib import Path
 
 import pytest
 
 from corral.surfaces.claude import prefix
-from tests.helpers import alive, corral, free_port, job_pids, wait_for, zsh_or_skip
-from tests.surfaces.claude.test_prefix import SESSION, Prefix, listening, records
+from tests.helpers import zsh_or_skip
+from tests.surfaces.claude.test_prefix import SESSION, Prefix, records
 
 ZSHENV = "export CORRAL_TEST_ZSHENV=read\n"  # what zsh -c reads first, unless -f
 
@@ -24,30 +22,6 @@ def pre(tmp_path: Path) -> Prefix:
     made = Prefix(tmp_path, shell=zsh_or_skip())
     (tmp_path / ".zshenv").write_text(ZSHENV)  # HOME is tmp_path
     return made
-
-
-def test_a_long_runner_runs_whole_under_a_task_supervisor_in_zsh(
-    pre: Prefix, corral_home: Path
-) -> None:
-    port = free_port()
-    command = f"python3 -m http.server {port} --bind 127.0.0.1"
-    first = pre.popen(pre.string(command))
-    try:
-        wait_for(lambda: listening(port), 30, "the server")
-        [job] = records(corral_home)
-        assert job["command"] == command and job["mode"] == "task"
-        assert job["port"] == port and job["session"] == SESSION
-        assert job["shell"] == pre.shell and job["pid"] == first.pid
-        again = pre.run(pre.string(command))
-        assert again.returncode == 1 and job["id"][:8] in again.stderr
-        assert len(records(corral_home)) == 1
-        assert "terminated" in corral("stop", job["id"][:8], "--json").stdout
-        first.communicate(timeout=30)
-        assert not listening(port) and not job_pids(job["id"])
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)  # the group it leads (a session of its own)
-        first.communicate(timeout=30)
 
 
 def test_a_supervised_string_runs_as_zsh_c_runs_it(pre: Prefix, corral_home: Path) -> None:
@@ -65,17 +39,6 @@ def test_a_supervised_string_runs_as_zsh_c_runs_it(pre: Prefix, corral_home: Pat
         direct.returncode,
     )
     assert through.stdout == f"read {pre.shell} zsh\n" and where is None
-
-
-def test_a_trailing_ampersand_in_zsh_returns_at_once_and_the_job_is_detached(
-    pre: Prefix, corral_home: Path
-) -> None:
-    result = pre.run(pre.string("sleep 30 &"))
-    assert result.returncode == 0 and result.stdout == result.stderr == ""
-    assert pre.cwd_file.read_text() == f"{pre.work}\n"
-    [job] = wait_for(lambda: records(corral_home), 10, "the record")
-    assert job["command"] == "sleep 30" and job["mode"] == "detached" and alive(job["pid"])
-    assert "terminated" in corral("stop", job["id"][:8]).stdout
 
 
 def test_the_real_zsh_strings_are_supervised(tmp_path: Path, corral_home: Path) -> None:
