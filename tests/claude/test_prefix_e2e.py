@@ -11,6 +11,7 @@ string and the environment the prefix receives carry nothing of the mode.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from corral.surfaces.claude import prefix
 from tests.claude.fake_api import Text, Turn, block_text
 from tests.claude.harness import ClaudeCLI
 from tests.claude.test_hooks_e2e import bash, free_port, listening, records
-from tests.helpers import corral, job_pids, private_home
+from tests.helpers import corral, job_pids, private_home, zsh_or_skip
 
 pytestmark = pytest.mark.slow
 
@@ -65,10 +66,15 @@ def args(mode: str) -> list[str]:
     return ["--output-format", "json", "--permission-mode", mode]
 
 
-@pytest.mark.parametrize("mode", ["default", "auto"])
+@pytest.mark.parametrize(
+    ("mode", "shell"), [("default", "bash"), ("auto", "bash"), ("default", "zsh")]
+)
 def test_servers_are_supervised_listed_refused_again_and_stopped(
-    claude: ClaudeCLI, corral_home: Path, mode: str
+    claude: ClaudeCLI, corral_home: Path, mode: str, shell: str
 ) -> None:
+    """A zsh user's too: Claude Code runs `zsh -c` around a zsh snapshot, and so does the
+    supervisor (the `&` line is rewritten in place for zsh)."""
+    shell_env = {"SHELL": zsh_or_skip()} if shell == "zsh" else {}
     install(claude, {"allow": ALLOW[mode]})
     tasked, amped = free_port(), free_port()
     server = f"python3 -m http.server {tasked} --bind 127.0.0.1"
@@ -84,7 +90,7 @@ def test_servers_are_supervised_listed_refused_again_and_stopped(
         Text("stopped"),
         Text("noted"),  # the background task's notification
     ]
-    run = claude.run("start the servers", script, args=args(mode), timeout=180)
+    run = claude.run("start the servers", script, args=args(mode), env=shell_env, timeout=180)
     assert run.returncode == 0, run.explain()
     results = run.tool_results()
     if mode == "default":
@@ -95,6 +101,7 @@ def test_servers_are_supervised_listed_refused_again_and_stopped(
     assert sorted(j["port"] for j in jobs) == sorted(ports), (jobs, run.explain())
     by_port = {j["port"]: j for j in jobs}
     assert by_port[tasked]["command"] == server and by_port[tasked]["mode"] == "task"
+    assert {os.path.basename(j["shell"]) for j in jobs} == {shell}
     if mode == "default":
         assert by_port[amped]["mode"] == "detached"
         assert by_port[amped]["command"] == amp.removesuffix(" &")
