@@ -3,9 +3,11 @@ interactive terminal UI (tmux, see terminal.py), in manual and in auto permissio
 session per mode that checks each point in turn.
 
 Auto mode's safety classifier does not run against a local model server, so in auto mode
-the lines are those an allow rule (or the person, for an ask rule) lets run; a line the
-classifier approves reaches the prefix the same way (test_prefix_e2e.py shows the prefix
-is handed the same string and environment in every mode).
+the lines are those an allow rule or the person (answering an ask rule's dialog) lets run:
+2.1.332 sends a `server &` line to the classifier even past an exact allow rule, but an ask
+rule overrides auto mode. A line the classifier approves reaches the prefix the same way
+(test_prefix_e2e.py shows the prefix is handed the same string and environment in every
+mode).
 """
 
 from __future__ import annotations
@@ -60,18 +62,22 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
     server = f"python3 -m http.server {tasked} --bind 127.0.0.1"
     amp = f"cd web && python3 -m http.server {amped} --bind 127.0.0.1 &"  # another folder
     denied = f"python3 -m http.server {denied_port} --bind 127.0.0.1"
-    ports = [tasked, amped] if mode == "manual" else [tasked]
+    ports = [tasked, amped]
     log = tmp_path / "their-prefix.log"
     if mode == "auto":  # a user's own prefix, chained: every string passes through it too
         theirs = tmp_path / "their-prefix"
         theirs.write_text(THEIRS.format(log=log))
         theirs.chmod(0o755)
         claude.write_settings({"env": {prefix.PREFIX: str(theirs)}})
-    install(claude, {"allow": ALLOW[mode], "deny": [f"Bash({denied})"], "ask": [f"Bash({server})"]})
+    # Auto mode lets a `&` line run only by a rule that overrides it, or a person: an ask
+    # rule. Manual mode's allow-all rule lets it run.
+    asked = [server, amp] if mode == "auto" else [server]
+    asks = [f"Bash({line})" for line in asked]
+    install(claude, {"allow": ALLOW[mode], "deny": [f"Bash({denied})"], "ask": asks})
     script: list[Turn] = [
         bash(denied, background=True),  # a deny rule for the original line denies it
         bash(server, background=True),  # an ask rule asks; the person says yes
-        *([bash(amp)] if mode == "manual" else []),
+        bash(amp),  # in auto mode an ask rule asks too
         bash(f"./wait.sh {' '.join(map(str, ports))}"),
         Text("started"),
         bash(server, background=True),  # the running server again: refused, nothing starts
@@ -83,10 +89,12 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
     with Terminal(claude, script, ["--permission-mode", mode]) as term:
         term.wait_for(f"{mode} mode on")
         term.type("start the servers")
-        asking = term.wait_for("Do you want to proceed?")
         says = "says to ask" if mode == "manual" else "overrides auto mode"
-        assert f"Rule Bash({server}) from shared project settings {says}" in asking
-        term.press("Enter")  # 1. Yes
+        for line in asked:
+            asking = term.wait_for(f"Rule Bash({line}) from shared project settings")
+            assert f"Rule Bash({line}) from shared project settings {says}" in asking
+            assert "Do you want to proceed?" in term.wait_for("❯ 1. Yes")
+            term.press("Enter")  # 1. Yes
         term.wait_for_turns(first_prompt)
         # corral's status line, run by Claude Code through the prefix, shows the servers
         shown = " ".join(f":{p}" for p in sorted(ports))
@@ -96,10 +104,8 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
         term.wait_for_turns(len(script))
         term.wait_for(lambda s: "stopped" in s and "⚙" not in s)
         results = term.api.tool_results()
-    refused_by_rule, asked, *rest = results
-    if mode == "manual":
-        assert not rest.pop(0).get("is_error"), results
-    listed, again, again_fg, stopped = rest[:4]
+    refused_by_rule, asked, asked_amp, listed, again, again_fg, stopped = results[:7]
+    assert not asked_amp.get("is_error"), results
     assert refused_by_rule["is_error"] is True
     assert f"Permission to use Bash with command {denied} has been denied" in block_text(
         refused_by_rule
@@ -109,9 +115,8 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
     assert sorted(j["port"] for j in jobs) == sorted(ports), jobs
     by_port = {j["port"]: j for j in jobs}
     assert by_port[tasked]["command"] == server and by_port[tasked]["mode"] == "task"
-    if mode == "manual":
-        assert by_port[amped]["command"] == amp.removesuffix(" &")
-        assert by_port[amped]["mode"] == "detached"
+    assert by_port[amped]["command"] == amp.removesuffix(" &")
+    assert by_port[amped]["mode"] == "detached"
     session = session_id(claude)
     for job in jobs:
         [row] = [r for r in ls_rows(listed) if r["id"] == job["id"]]
