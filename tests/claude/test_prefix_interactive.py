@@ -104,14 +104,14 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
         term.wait_for_turns(len(script))
         term.wait_for(lambda s: "stopped" in s and "⚙" not in s)
         results = term.api.tool_results()
-    refused_by_rule, asked, asked_amp, listed, again, again_fg, stopped = results[:7]
-    assert not asked_amp.get("is_error"), results
+    refused_by_rule, started, amp_result, listed, again, again_fg, stopped = results[:7]
+    assert not amp_result.get("is_error"), results
     assert refused_by_rule["is_error"] is True
     assert f"Permission to use Bash with command {denied} has been denied" in block_text(
         refused_by_rule
     )
     assert not listening(denied_port)
-    assert "running in background" in block_text(asked), results
+    assert "running in background" in block_text(started), results
     assert sorted(j["port"] for j in jobs) == sorted(ports), jobs
     by_port = {j["port"]: j for j in jobs}
     assert by_port[tasked]["command"] == server and by_port[tasked]["mode"] == "task"
