@@ -23,7 +23,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
-from corral.service import activity, jobs, sessions
+from corral.core.shell.plan import LINE_LIMIT, explain_json, too_long
+from corral.service import activity, admission, board, claude, jobs, sessions
+from corral.surfaces import http_claude
 
 log = logging.getLogger("corral.daemon")
 
@@ -33,6 +35,7 @@ REFRESH = 5.0  # the warm snapshot's period while clients are around
 IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
 CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
 WHOLE_EVERY = 60.0  # a periodic refresh reads every process again at least this often
+RECENT = 0.5  # a board asked for (once a second by the tui) reuses a snapshot this young
 
 
 class BadRequest(Exception):
@@ -91,6 +94,21 @@ class Warm:
         if observed is None:  # _refresh(min_age=0) always takes one; kept honest for mypy
             raise RuntimeError("the daemon took no snapshot")
         return observed
+
+    async def recent(self, max_age: float = RECENT) -> sessions.Observed:
+        """A snapshot at most `max_age` seconds old, else the last one brought up to date
+        reading only what changed: for a client asking every second (the tui)."""
+        self.seen()
+        observed = await self._refresh(min_age=max_age, whole=False)
+        if observed is None:  # _refresh takes one when it has none; kept honest for mypy
+            raise RuntimeError("the daemon took no snapshot")
+        return observed
+
+    def seen(self) -> None:
+        """A client is around: keep the snapshot warm (every REFRESH seconds)."""
+        if time.monotonic() - self.last_client >= CLIENT_WINDOW:
+            self.wake.set()
+        self.last_client = time.monotonic()
 
     def tool_call(self, phase: str, session: str, call: str) -> None:
         self.in_flight.note(phase, session, call, time.monotonic())
@@ -184,6 +202,25 @@ def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.T
     return _targets(data["targets"])
 
 
+def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
+    allowed = {"line", "cwd", "background", "reserve"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    line, cwd = data.get("line"), data.get("cwd")
+    if not isinstance(line, str) or not line:
+        raise BadRequest('"line" must be the command line, a non-empty string')
+    if len(line) > LINE_LIMIT:
+        raise BadRequest(too_long(line))
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise BadRequest('"cwd" must be the absolute path of the folder the line runs in')
+    background, reserve = data.get("background", False), data.get("reserve", True)
+    for name, value in (("background", background), ("reserve", reserve)):
+        if not isinstance(value, bool):
+            raise BadRequest(f'"{name}" must be true or false')
+    return line, cwd, background, reserve
+
+
 def _flag(request: Request, name: str) -> bool:
     value = request.query_params.get(name, "false")
     if value not in ("true", "false"):
@@ -269,6 +306,15 @@ def create_app(
         )
         return _reply(listing.to_json(), listing.warnings)
 
+    async def board_view(request: Request) -> JSONResponse:
+        _only_params(request, {"project"})
+        project = request.query_params.get("project")
+        if project is None or not os.path.isabs(project):
+            raise BadRequest("query parameter project must be an absolute path")
+        obs = await warm.recent()
+        view = await asyncio.to_thread(board.board, Path(project), observed=obs)
+        return _reply(view.to_json(), view.warnings)
+
     async def _run_stop(session: str | None, targets: list[sessions.Target] | None) -> JSONResponse:
         # Shielded: an accepted stop finishes even if the client goes away.
         task = asyncio.ensure_future(
@@ -290,8 +336,25 @@ def create_app(
         targets = _terminate_request(await _body(request), allow_all=False)
         return await _run_stop(None, targets)
 
+    async def admit(request: Request) -> JSONResponse:
+        """The hook's decision for a line another program is about to run: wrap (run
+        `rewritten` instead; with `reserve`, a second start of the same job is refused for a
+        few seconds while this one records itself), refuse (what to reuse) or untouched."""
+        _only_params(request, set())
+        line, cwd, background, reserve = _admit_request(await _body(request))
+        decision = await asyncio.to_thread(
+            admission.admit,
+            line,
+            background=background,
+            cwd=cwd,
+            wrapper=claude.wrapper(),
+            reserve=reserve,
+        )
+        return _reply({**explain_json(decision), "job_token": decision.job_token})
+
     routes = [
         Route("/api/health", _checked(health), methods=["GET"]),
+        Route("/api/admit", _checked(admit), methods=["POST"]),
         Route("/api/sessions/{session_id}/processes", _checked(session_processes), methods=["GET"]),
         Route(
             "/api/sessions/{session_id}/processes/terminate",
@@ -299,7 +362,18 @@ def create_app(
             methods=["POST"],
         ),
         Route("/api/processes", _checked(processes), methods=["GET"]),
+        Route("/api/board", _checked(board_view), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
+        *http_claude.routes(
+            reply=_reply,
+            checked=_checked,
+            body_of=_body,
+            bad=BadRequest,
+            recent=lambda: warm.recent(REFRESH),  # the band: the warm state, no refresh
+            seen=warm.seen,
+            pending=pending,
+            woken=warm.wake.set,
+        ),
     ]
 
     from contextlib import asynccontextmanager
