@@ -25,9 +25,8 @@ import time
 from pathlib import Path
 
 from bench._report import row
+from bench.bench_scan import start_processes
 
-ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 JOBS = 200
 
 # Run in a new process: prints the seconds from `start` (the parent's clock before it
@@ -48,22 +47,6 @@ async def main():
         print(time.time() - start, feed.source)
 asyncio.run(main())
 """
-
-
-def start_jobs(count: int, folder: Path) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for _ in range(count):
-        token = os.urandom(16).hex()
-        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, "--detached"]
-        procs.append(
-            subprocess.Popen([*argv, "--", "sleep 100000"], stdout=subprocess.DEVNULL, cwd=folder)
-        )
-    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(list(ledger.glob("*.json"))) < count:
-        time.sleep(0.01)
-    time.sleep(0.3)
-    return procs
 
 
 def first_paint(folder: Path, daemon: bool) -> float:
@@ -135,7 +118,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
         os.environ["CORRAL_HOME"] = home
         os.environ["SHELL"] = "/bin/sh"
-        procs = start_jobs(JOBS, Path(folder))
+        os.chdir(folder)  # the jobs' folder: this project
+        procs, _ = start_processes(JOBS, 0)
         try:
             direct = [first_paint(Path(folder), daemon=False) for _ in range(runs)]
             subprocess.run([sys.executable, "-m", "corral", "daemon", "--ensure"],

@@ -61,21 +61,25 @@ def test_package_init_files_stay_empty() -> None:
         assert init.read_text().strip() == "", init
 
 
+def _imported(path: Path) -> list[str]:
+    """The top-level names of the modules `path` imports, anywhere in it."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append((node.module or "").split(".")[0])
+    return names
+
+
 def test_only_the_mcp_surface_imports_the_mcp_sdk() -> None:
     """`mcp` (and the anyio it brings) is for `corral mcp` alone: no other module imports
     it, so no other command pays for it."""
     for path in SRC.rglob("*.py"):
         if path == SRC / "surfaces" / "mcp.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            for name in names:
-                root = name.split(".")[0]
-                assert root not in ("mcp", "anyio"), f"{path.relative_to(SRC)} imports {name}"
+        wrong = {"mcp", "anyio"} & set(_imported(path))
+        assert not wrong, f"{path.relative_to(SRC)} imports {wrong}"
 
 
 def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
@@ -95,16 +99,8 @@ def test_only_the_tui_surface_imports_textual() -> None:
     """`textual` is for `corral tui` alone (surfaces/tui/): no other module imports it."""
     tui = SRC / "surfaces" / "tui"
     for path in SRC.rglob("*.py"):
-        if tui in path.parents:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            for name in names:
-                assert name.split(".")[0] != "textual", f"{path.relative_to(SRC)} imports {name}"
+        if tui not in path.parents:
+            assert "textual" not in _imported(path), f"{path.relative_to(SRC)} imports textual"
 
 
 def test_hook_status_line_prefix_and_plain_corral_do_not_load_textual(corral_home: Path) -> None:

@@ -174,3 +174,23 @@ def test_q_quits() -> None:
 
     run(app, scenario)
     assert app.return_code == 0
+
+
+def test_a_row_that_comes_is_drawn_in_place_and_one_that_goes_is_removed() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app.table.move_cursor(row=app.order.index("job:cccc3333" + "0" * 24))
+        before = app.cells_redrawn
+        new = job("dddd4444", "vite", session="5e55104aaa", age_seconds=1.0)
+        app.feed.data = {**BOARD, "jobs": [new, *BOARD["jobs"][1:]]}  # type: ignore[attr-defined]
+        app.fetch_board()
+        await until(pilot, lambda: app.boards == 2, "the second board")
+        assert app.cells_redrawn == before + 9  # the new row's cells, nothing else
+        assert app.order[1] == "job:dddd4444" + "0" * 24  # newest first in its session
+        assert "job:aaaa1111" + "0" * 24 not in app.rows
+        shown = [app.table.get_row_at(i)[0].plain for i in range(len(app.order))]
+        assert shown == [app.rows[k].cells[0] for k in app.order]
+        assert _key(app) == "job:cccc3333" + "0" * 24  # the selection stays on its row
+
+    run(app, scenario)

@@ -114,6 +114,7 @@ class ControlRoom(App[None]):
         self.refresh_every = refresh_every
         self.board: dict[str, Any] | None = None
         self.rows: dict[str, Row] = {}
+        self._first: dict[str, Text] = {}  # each row's first cell as drawn (to sort rows by)
         self.order: list[str] = []
         self.needle = ""
         self.grep: str | None = None
@@ -184,35 +185,51 @@ class ControlRoom(App[None]):
         self.show_rows()
 
     def show_rows(self) -> None:
-        """Draw the board's rows: only the cells that changed when the rows are the same
-        ones in the same order, else the table again (the selection kept)."""
+        """Draw the board's rows touching only what changed: rows gone are removed, new ones
+        added, changed cells rewritten, and the rows put in order when they are out of it
+        (the selection kept). A busy machine's processes come and go every second."""
         if self.board is None:
             return
         rows = build(self.board, self.session, self.needle)
         table = self.table
-        keys = [r.key for r in rows]
-        if keys == self.order:
-            for row in rows:
-                old = self.rows[row.key]
-                if old == row:
-                    continue
-                for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
-                    if was != now or _style(old) != _style(row):
-                        table.update_cell(row.key, COLUMNS[column], Text(now, _style(row)))
-                        self.cells_redrawn += 1
-                self.rows[row.key] = row
-            return
         selected = self.selected()
-        table.clear()
+        wanted = {r.key: r for r in rows}
+        kept = [k for k in self.order if k in wanted]
+        for key in self.order:
+            if key not in wanted:
+                table.remove_row(key)
+                del self.rows[key], self._first[key]
+        added = []
         for row in rows:
+            old = self.rows.get(row.key)
             style = _style(row)
-            table.add_row(*(Text(c, style) for c in row.cells), key=row.key)
-            self.cells_redrawn += len(row.cells)
-        self.rows = {r.key: r for r in rows}
-        self.order = keys
-        if selected is not None and selected.key in self.rows:
-            table.move_cursor(row=keys.index(selected.key), scroll=True)
-        else:
+            if old is None:
+                cells = [Text(c, style) for c in row.cells]
+                table.add_row(*cells, key=row.key)
+                self._first[row.key] = cells[0]
+                self.cells_redrawn += len(cells)
+                added.append(row.key)
+            elif old != row:
+                restyle = _style(old) != style
+                for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
+                    if was != now or restyle:
+                        text = Text(now, style)
+                        table.update_cell(row.key, COLUMNS[column], text)
+                        self.cells_redrawn += 1
+                        if column == 0:
+                            self._first[row.key] = text
+            self.rows[row.key] = row
+        order = list(wanted)
+        if kept + added != order:  # new rows were added at the end: move them into place
+            rank = {id(self._first[key]): i for i, key in enumerate(order)}
+            table.sort(COLUMNS[0], key=lambda first: rank[id(first)])
+        moved = self.order != order
+        self.order = order
+        if not moved:
+            return
+        if selected is not None and selected.key in wanted:
+            table.move_cursor(row=order.index(selected.key), scroll=True)
+        elif order:
             first = next((i for i, r in enumerate(rows) if r.kind != "group"), 0)
             table.move_cursor(row=first)
         self.show_log(self.selected())
