@@ -12,58 +12,16 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Log, Static
 
+from corral.core.human import short_path
 from corral.surfaces.tui import actions
+from corral.surfaces.tui.confirm import Confirm
 from corral.surfaces.tui.feed import Feed
+from corral.surfaces.tui.messages import ActionDone, BoardReady, LogLines
 from corral.surfaces.tui.rows import COLUMNS, Row, build, summary
 
 LOG_TAIL = 500  # lines of a job's log shown when it is selected
-
-
-class BoardReady(Message):
-    def __init__(self, board: dict[str, Any] | None, warnings: list[str], source: str) -> None:
-        super().__init__()
-        self.board, self.warnings, self.source = board, warnings, source
-
-
-class ActionDone(Message):
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__()
-        self.lines = lines
-
-
-class LogLines(Message):
-    def __init__(
-        self, job: str, lines: list[str], cursor: int | None, note: str | None, reset: bool
-    ) -> None:
-        super().__init__()
-        self.job, self.lines, self.cursor, self.note, self.reset = job, lines, cursor, note, reset
-
-
-class Confirm(ModalScreen[bool]):
-    """A yes/no question: `y` answers yes; `n` or escape no."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "yes"),
-        Binding("n", "answer(False)", "no"),
-        Binding("escape", "answer(False)", "no"),
-    ]
-
-    def __init__(self, question: str) -> None:
-        super().__init__()
-        self.question = question
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text(self.question), id="question")
-            yield Static("y: yes    n: no")
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
 
 
 _STYLES = {"group": "bold", "listener": "dim"}
@@ -381,7 +339,7 @@ class ControlRoom(App[None]):
         self._confirmed(question, lambda: self.act(actions.stop_session, session))
 
     def action_stop_earlier(self) -> None:
-        where = summary(self.board).split(" · ")[1] if self.board else str(self.folder)
+        where = short_path(self.board["project"] if self.board else str(self.folder))
         question = f"Stop the jobs of earlier agent sessions in {where}?"
         self._confirmed(question, lambda: self.act(actions.stop_earlier, self.session, self.folder))
 
