@@ -131,7 +131,9 @@ def main() -> int:
                 os.killpg(p.pid, signal.SIGKILL)
             for p in procs:
                 p.wait()
-        print(f"corral tui benchmarks ({'quick' if args.quick else 'full'} run, {JOBS} jobs)")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"corral tui benchmarks ({'quick' if args.quick else 'full'} run, {JOBS} jobs; "
+              f"load average {load} on {os.cpu_count()} cores)")  # fmt: skip
         row("first paint, no daemon (a snapshot here), median", statistics.median(direct),
             400, "ms")  # fmt: skip
         row("first paint, the daemon running, median", statistics.median(served), 400, "ms")
