@@ -34,11 +34,12 @@ JOBS = 200
 PAINT = """
 import asyncio, sys, time
 from pathlib import Path
-from corral.surfaces.tui.app import ControlRoom
 from corral.surfaces.tui.feed import LiveFeed
 start, jobs, daemon = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "daemon"
 feed = LiveFeed(Path.cwd(), use_daemon=daemon)
 feed.connect = lambda: None  # measured here: the first board, not a daemon's start
+feed.prefetch()  # as `corral tui` does
+from corral.surfaces.tui.app import ControlRoom
 app = ControlRoom(feed, folder=Path.cwd(), refresh_every=None)
 async def main():
     async with app.run_test(size=(160, 50)) as pilot:

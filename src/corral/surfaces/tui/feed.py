@@ -6,6 +6,7 @@ workers: every method may block."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -47,6 +48,20 @@ class LiveFeed:
         self._asked = False  # whether a daemon already running was looked for
         self._record: tuple[str, float] | None = None  # the job whose log is read, when
         self._record_data: Any = None  # its record (adapters.ledger.JobRecord) as read then
+        self._early: threading.Thread | None = None
+        self._early_board: tuple[dict[str, Any], list[str]] | None = None
+
+    def prefetch(self) -> None:
+        """Start reading the first board now, in a thread: it comes while Textual loads."""
+
+        def read() -> None:
+            try:
+                self._early_board = self._board()
+            except Exception:  # the app's first read tries again, and says why
+                log.exception("the first board could not be read early")
+
+        self._early = threading.Thread(target=read, name="corral-first-board", daemon=True)
+        self._early.start()
 
     def connect(self) -> None:
         if not self.use_daemon:
@@ -77,12 +92,23 @@ class LiveFeed:
         self.source = "snapshots (no daemon: see daemon.log)"
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
-        if self.use_daemon and not self._asked:  # one already running draws the first board
+        early, self._early = self._early, None
+        if early is not None:
+            early.join()
+            if self._early_board is not None:
+                return self._early_board
+        return self._board()
+
+    def _board(self) -> tuple[dict[str, Any], list[str]]:
+        first = self.use_daemon and not self._asked
+        if first:  # one already running draws the first board
             self._asked = self.daemon_up = True
         if self.daemon_up:
             from corral.surfaces import daemon
 
-            query = urllib.parse.urlencode({"project": str(self.folder)})
+            # the first board is drawn at once; CPU is measured from the next one on
+            fields = {"project": str(self.folder), **({"quick": "true"} if first else {})}
+            query = urllib.parse.urlencode(fields)
             answer = daemon.get(f"/api/board?{query}")
             if answer is not None:
                 self.source = "daemon"
