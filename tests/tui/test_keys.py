@@ -194,3 +194,18 @@ def test_a_row_that_comes_is_drawn_in_place_and_one_that_goes_is_removed() -> No
         assert _key(app) == "job:cccc3333" + "0" * 24  # the selection stays on its row
 
     run(app, scenario)
+
+
+def test_while_a_question_is_open_no_other_key_acts() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        await pilot.press("s")
+        await until(pilot, lambda: len(app.screen_stack) == 2, "the question")
+        await pilot.press("c", "S", "r", "e", "j", "slash", "q")
+        assert len(app.screen_stack) == 2 and app.is_running
+        assert result(app) == ""  # nothing cleared, restarted or asked
+        await pilot.press("n")
+        await until(pilot, lambda: len(app.screen_stack) == 1, "the answer")
+
+    run(app, scenario)
