@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Input, Log, Static
 
 from corral.core.human import short_path
+from corral.core.text import printable
 from corral.surfaces.tui import actions
 from corral.surfaces.tui.confirm import Confirm
 from corral.surfaces.tui.feed import Feed
@@ -72,6 +73,7 @@ class ControlRoom(App[None]):
         self.refresh_every = refresh_every
         self.board: dict[str, Any] | None = None
         self.rows: dict[str, Row] = {}
+        self._heading = ""
         self._first: dict[str, Text] = {}  # each row's first cell as drawn (to sort rows by)
         self.order: list[str] = []
         self.needle = ""
@@ -130,17 +132,21 @@ class ControlRoom(App[None]):
         self.post_message(BoardReady(board, warnings, self.feed.source))
 
     def on_board_ready(self, message: BoardReady) -> None:
-        heading = self.heading
         if message.board is None:
-            heading.update(Text(" · ".join(message.warnings)))
+            self.set_heading(" · ".join(message.warnings))
             return
         self.board = message.board
         self.boards += 1
         text = f"{summary(message.board)} · via {message.source}"
         if message.warnings:
             text += f" · warning: {message.warnings[0]}"
-        heading.update(Text(text))
+        self.set_heading(text)
         self.show_rows()
+
+    def set_heading(self, text: str) -> None:
+        if text != self._heading:  # drawn again only when it changed
+            self._heading = text
+            self.heading.update(Text(printable(text)))
 
     def show_rows(self) -> None:
         """Draw the board's rows touching only what changed: rows gone are removed, new ones
