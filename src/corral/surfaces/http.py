@@ -23,7 +23,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
-from corral.service import activity, board, jobs, sessions
+from corral.core.shell.plan import LINE_LIMIT, explain_json, too_long
+from corral.service import activity, admission, board, claude, jobs, sessions
+from corral.surfaces import http_claude
 
 log = logging.getLogger("corral.daemon")
 
@@ -96,11 +98,17 @@ class Warm:
     async def recent(self, max_age: float = RECENT) -> sessions.Observed:
         """A snapshot at most `max_age` seconds old, else the last one brought up to date
         reading only what changed: for a client asking every second (the tui)."""
-        self.last_client = time.monotonic()
+        self.seen()
         observed = await self._refresh(min_age=max_age, whole=False)
         if observed is None:  # _refresh takes one when it has none; kept honest for mypy
             raise RuntimeError("the daemon took no snapshot")
         return observed
+
+    def seen(self) -> None:
+        """A client is around: keep the snapshot warm (every REFRESH seconds)."""
+        if time.monotonic() - self.last_client >= CLIENT_WINDOW:
+            self.wake.set()
+        self.last_client = time.monotonic()
 
     def tool_call(self, phase: str, session: str, call: str) -> None:
         self.in_flight.note(phase, session, call, time.monotonic())
@@ -192,6 +200,25 @@ def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.T
     if "targets" not in data:
         raise BadRequest('"targets" is required')
     return _targets(data["targets"])
+
+
+def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
+    allowed = {"line", "cwd", "background", "reserve"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    line, cwd = data.get("line"), data.get("cwd")
+    if not isinstance(line, str) or not line:
+        raise BadRequest('"line" must be the command line, a non-empty string')
+    if len(line) > LINE_LIMIT:
+        raise BadRequest(too_long(line))
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise BadRequest('"cwd" must be the absolute path of the folder the line runs in')
+    background, reserve = data.get("background", False), data.get("reserve", True)
+    for name, value in (("background", background), ("reserve", reserve)):
+        if not isinstance(value, bool):
+            raise BadRequest(f'"{name}" must be true or false')
+    return line, cwd, background, reserve
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -312,8 +339,25 @@ def create_app(
         targets = _terminate_request(await _body(request), allow_all=False)
         return await _run_stop(None, targets)
 
+    async def admit(request: Request) -> JSONResponse:
+        """The hook's decision for a line another program is about to run: wrap (run
+        `rewritten` instead; with `reserve`, a second start of the same job is refused for a
+        few seconds while this one records itself), refuse (what to reuse) or untouched."""
+        _only_params(request, set())
+        line, cwd, background, reserve = _admit_request(await _body(request))
+        decision = await asyncio.to_thread(
+            admission.admit,
+            line,
+            background=background,
+            cwd=cwd,
+            wrapper=claude.wrapper(),
+            reserve=reserve,
+        )
+        return _reply({**explain_json(decision), "job_token": decision.job_token})
+
     routes = [
         Route("/api/health", _checked(health), methods=["GET"]),
+        Route("/api/admit", _checked(admit), methods=["POST"]),
         Route("/api/sessions/{session_id}/processes", _checked(session_processes), methods=["GET"]),
         Route(
             "/api/sessions/{session_id}/processes/terminate",
@@ -323,6 +367,16 @@ def create_app(
         Route("/api/processes", _checked(processes), methods=["GET"]),
         Route("/api/board", _checked(board_view), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
+        *http_claude.routes(
+            reply=_reply,
+            checked=_checked,
+            body_of=_body,
+            bad=BadRequest,
+            recent=lambda: warm.recent(REFRESH),  # the band: the warm state, no refresh
+            seen=warm.seen,
+            pending=pending,
+            woken=warm.wake.set,
+        ),
     ]
 
     from contextlib import asynccontextmanager
