@@ -209,3 +209,14 @@ def test_while_a_question_is_open_no_other_key_acts() -> None:
         await until(pilot, lambda: len(app.screen_stack) == 1, "the answer")
 
     run(app, scenario)
+
+
+def test_a_click_selects_a_row() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        target = app.order.index("job:cccc3333" + "0" * 24)
+        await pilot.click("#jobs", offset=(3, target + 1))  # below the header line
+        assert _key(app) == "job:cccc3333" + "0" * 24
+
+    run(app, scenario)
