@@ -6,8 +6,11 @@
 - first paint with 200 jobs: from starting a new Python process to the table drawn with the
   200 jobs (imports, the board, the table; Textual headless), with no daemon (a snapshot
   taken in the process) and with the daemon running (its board over the Unix socket);
-- CPU while open and idle: `corral tui` in a real terminal (tmux) with the 200 jobs, the
-  daemon refreshing it once a second: the tui's process, and the tui plus the daemon.
+- CPU while open and idle: the tui's own work with 200 jobs when nothing changes (their
+  rows fed in the process, Textual headless); and `corral tui` in a real terminal (tmux)
+  with the 200 jobs, the daemon refreshing it once a second: the tui's process, and the
+  tui plus the daemon. These two also count this machine's other processes of agent
+  sessions (the tui lists them), which come and go while other suites run.
 Nothing here asserts.
 """
 
@@ -65,6 +68,47 @@ def first_paint(folder: Path, daemon: bool) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (used.ru_utime + used.ru_stime)
     return float(out[0]) * 1000, cpu * 1000
+
+
+# Run in a new process: the % of a core the tui's own work takes (its timer, reading and
+# comparing the board, drawing) while nothing changes: 200 jobs whose ages move on, fed in
+# the process (no daemon, no other processes of the machine coming and going).
+CALM = """
+import asyncio, sys, time
+from pathlib import Path
+from corral.surfaces.tui.app import ControlRoom
+seconds, jobs = float(sys.argv[1]), int(sys.argv[2])
+def job(i, age):
+    return {"id": f"{i:032x}", "pid": 1000 + i, "started_at": "boot:1", "state": "running",
+            "mode": "detached", "session": "s1", "cwd": "/srv/app", "command": f"sleep {i}",
+            "ports": [], "processes": 1, "cpu_percent": 0.0, "rss_bytes": 1 << 20,
+            "age_seconds": age, "exit_code": None, "backend": "group", "tmux": None,
+            "note": None, "attribution": "supervised", "name": None, "log": None,
+            "ended_at": None, "signal": None, "project": "/srv/app"}
+class Calm:
+    source = "calm"
+    started = time.monotonic()
+    def connect(self): pass
+    def read_log(self, *args): return [], None, None
+    def board(self):
+        age = 120.0 + time.monotonic() - self.started
+        return {"project": "/srv/app", "jobs": [job(i, age) for i in range(jobs)],
+                "unsupervised": [], "other_listeners": [], "cpu_measured": True}, []
+app = ControlRoom(Calm(), folder=Path("/srv/app"))
+async def main():
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause(3)
+        used = time.process_time()
+        await pilot.pause(seconds)
+        print((time.process_time() - used) / seconds * 100)
+asyncio.run(main())
+"""
+
+
+def calm_cpu(seconds: float) -> float:
+    out = subprocess.run([sys.executable, "-c", CALM, str(seconds), str(JOBS)],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return float(out.split()[0])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -133,6 +177,7 @@ def main() -> int:
                            capture_output=True, check=True)  # fmt: skip
             served = [first_paint(Path(folder), daemon=True) for _ in range(runs)]
             alone, both = idle_cpu(Path(folder), idle)
+            own = calm_cpu(idle)
         finally:
             for p in procs:  # a supervisor leads its job's group: the job goes with it
                 os.killpg(p.pid, signal.SIGKILL)
@@ -147,6 +192,8 @@ def main() -> int:
                 400, "ms")  # fmt: skip
             row("  CPU the tui spent on it, median", statistics.median(c for _, c in runs_ms),
                 None, "ms")  # fmt: skip
+        row(f"CPU while open and idle, the tui's own work, nothing changing ({idle:g} s)", own,
+            2, "%")  # fmt: skip
         row(f"CPU while open and idle, the tui ({idle:g} s)", alone, 2, "%")
         row(f"CPU while open and idle, the tui and the daemon ({idle:g} s)", both, 2, "%")
     return 0
