@@ -74,6 +74,7 @@ class ControlRoom(App[None]):
         self.board: dict[str, Any] | None = None
         self.rows: dict[str, Row] = {}
         self._heading = ""
+        self._searching = False  # the filter box searches the log, not the rows
         self._first: dict[str, Text] = {}  # each row's first cell as drawn (to sort rows by)
         self.order: list[str] = []
         self.needle = ""
@@ -241,6 +242,8 @@ class ControlRoom(App[None]):
         self._reading_log = True
         try:
             lines, cursor, note = self.feed.read_log(job, after, grep, LOG_TAIL)
+        except Exception as exc:  # noqa: BLE001 - shown where the log goes; selecting retries
+            lines, cursor, note = [], None, f"cannot read the log: {exc}"
         finally:
             self._reading_log = False
         self.post_message(LogLines(job, lines, cursor, note, after is None))
@@ -262,22 +265,22 @@ class ControlRoom(App[None]):
 
     def action_filter(self) -> None:
         box = self.filter_box
-        searching = self.focused is self.log_view
-        box.placeholder = "search the log (a regex)" if searching else "filter rows"
-        box.value = (self.grep or "") if searching else self.needle
+        self._searching = self.focused is self.log_view  # `/` in the log searches it
+        box.placeholder = "search the log (a regex)" if self._searching else "filter rows"
+        box.value = (self.grep or "") if self._searching else self.needle
         box.add_class("shown")
         box.focus()
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
-        if event.input.placeholder == "filter rows":
+        if not self._searching:
             self.needle = event.value
             self.show_rows()
 
     @on(Input.Submitted, "#filter")
     def filter_done(self, event: Input.Submitted) -> None:
         event.input.remove_class("shown")
-        if event.input.placeholder == "filter rows":
+        if not self._searching:
             self.table.focus()
             return
         self.grep = event.value or None
@@ -290,7 +293,7 @@ class ControlRoom(App[None]):
         box = self.filter_box
         if box.has_class("shown"):
             box.remove_class("shown")
-            if box.placeholder == "filter rows":
+            if not self._searching:
                 box.value = ""
         self.table.focus()
 
