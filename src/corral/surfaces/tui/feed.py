@@ -137,7 +137,9 @@ class LiveFeed:
 
         first = self._observed is None
         if self._observed is None:
-            self._observed = sessions.observe()
+            # drawn at once: what it saw is stored by the next refresh (a write can take
+            # longer than the whole snapshot)
+            self._observed = sessions.observe(remember=False)
         else:
             self._observed = sessions.refresh(self._observed)
         # the first board is drawn at once; CPU is measured from the next one on
