@@ -220,3 +220,17 @@ def test_a_click_selects_a_row() -> None:
         assert _key(app) == "job:cccc3333" + "0" * 24
 
     run(app, scenario)
+
+
+def test_r_on_a_process_corral_did_not_start_says_it_cannot() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app.table.move_cursor(row=app.order.index("proc:777:boot:777"))
+        await pilot.press("r")
+        await until(pilot, lambda: "only a job" in result(app), "the answer")
+        assert result(app) == (
+            "only a job can be restarted: corral does not know how this process started"
+        )
+
+    run(app, scenario)
