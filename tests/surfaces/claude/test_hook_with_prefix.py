@@ -90,3 +90,16 @@ def test_a_line_the_hook_read_is_not_read_again_by_the_prefix(
     first, read_first, second, read_second = json.loads(out.stdout)
     assert first == second and first[-1] == string  # run as it came, both times
     assert (read_first, read_second) == (False, True)
+
+
+def test_notes_of_lines_that_never_ran_are_swept(tmp_path: Path, corral_home: Path) -> None:
+    from corral.surfaces.claude import notes
+
+    notes.note_untouched(str(corral_home), SESSION, str(tmp_path), "python3 old.py")
+    folder = corral_home / "prefix-read"
+    [old] = list(folder.iterdir())
+    os.utime(old, (0, 0))  # a call denied long ago: its note was never taken
+    notes.note_untouched(str(corral_home), SESSION, str(tmp_path), "python3 new.py")
+    assert len(list(folder.iterdir())) == 1 and not old.exists()
+    assert notes.take_untouched(str(corral_home), SESSION, str(tmp_path), "python3 new.py")
+    assert not list(folder.iterdir())

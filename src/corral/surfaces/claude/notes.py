@@ -80,9 +80,18 @@ def note_untouched(home: str, session: str, cwd: str, command: str) -> None:
     from corral.lowlevel.locations import ensure_private
 
     path = _untouched_path(home, session, cwd, command)
-    ensure_private(os.path.dirname(path))
+    folder = os.path.dirname(path)
+    ensure_private(folder)
+    now = time.time()
     with open(path, "w", encoding="utf-8") as f:
-        f.write(f"{time.time()}\n")
+        f.write(f"{now}\n")
+    with os.scandir(folder) as entries:  # notes of calls that never ran (denied, say)
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime > UNTOUCHED_SECONDS:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
 
 
 def take_untouched(home: str, session: str, cwd: str, command: str) -> bool:
