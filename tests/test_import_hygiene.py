@@ -100,6 +100,59 @@ def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
     assert not {m.split(".")[0] for m in out} & {"mcp", "anyio"}
 
 
+def _imported(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> set[str]:
+    import os
+
+    result = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]], input=stdin, capture_output=True, text=True,
+        check=True, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    return {
+        line.split("|")[2].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    } - {"imported package"}
+
+
+def test_the_hooks_wrapped_line_imports_no_typing(tmp_path: Path, corral_home: Path) -> None:
+    """The wrapped line's start-up budget (bench/bench_hook.py): value classes come from the
+    floor's NamedTuple (typing's costs ~0.25 ms a class to define) and tree-sitter's runtime
+    binding is loaded without its package, whose __init__ imports typing for one Protocol."""
+    import json
+
+    from corral.surfaces.claude import hook
+
+    data = {"session_id": "s", "tool_use_id": "toolu_1", "cwd": str(tmp_path),
+            "hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": {"command": "npm run dev", "run_in_background": True}}  # fmt: skip
+    modules = _imported(hook.command("pre-tool-use"), json.dumps(data))
+    assert {"corral.service.admission", "corral.core.shell.parse"} <= modules
+    assert not modules & {"typing", "tree_sitter", "tree_sitter_bash", "dataclasses"}
+    assert "corral.core.outcomes" not in modules  # the job states' enums: not on this path
+
+
+def test_the_status_line_loads_no_struct(tmp_path: Path, corral_home: Path) -> None:
+    """The netlink messages are packed with int.to_bytes: `_struct` is a shared library of
+    its own (~0.4 ms to load on every status line update)."""
+    import json
+
+    from corral.surfaces.claude import statusline
+    from tests.helpers import corral, start_job
+
+    start_job("sleep 60", cwd=tmp_path)
+    try:
+        data = {
+            "session_id": "s",
+            "cwd": str(tmp_path),
+            "workspace": {"project_dir": str(tmp_path)},
+        }
+        modules = _imported(statusline.command(), json.dumps(data))
+    finally:
+        corral("stop", "--all", check=True)
+    assert "corral.lowlevel.sockets" in modules and "_socket" in modules
+    assert not modules & {"_struct", "struct", "typing"}
+
+
 @pytest.mark.parametrize(
     ("agent", "event", "payload"),
     [
