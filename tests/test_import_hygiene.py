@@ -100,7 +100,8 @@ def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
     assert not {m.split(".")[0] for m in out} & {"mcp", "anyio"}
 
 
-def _imported(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> set[str]:
+def _loaded(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a program imports as it runs (`-X importtime`)."""
     import os
 
     result = subprocess.run(
@@ -125,7 +126,7 @@ def test_the_hooks_wrapped_line_imports_no_typing(tmp_path: Path, corral_home: P
     data = {"session_id": "s", "tool_use_id": "toolu_1", "cwd": str(tmp_path),
             "hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Bash",
             "tool_input": {"command": "npm run dev", "run_in_background": True}}  # fmt: skip
-    modules = _imported(hook.command("pre-tool-use"), json.dumps(data))
+    modules = _loaded(hook.command("pre-tool-use"), json.dumps(data))
     assert {"corral.service.admission", "corral.core.shell.parse"} <= modules
     assert not modules & {"typing", "tree_sitter", "tree_sitter_bash", "dataclasses"}
     assert "corral.core.outcomes" not in modules  # the job states' enums: not on this path
@@ -146,7 +147,7 @@ def test_the_status_line_loads_no_struct(tmp_path: Path, corral_home: Path) -> N
             "cwd": str(tmp_path),
             "workspace": {"project_dir": str(tmp_path)},
         }
-        modules = _imported(statusline.command(), json.dumps(data))
+        modules = _loaded(statusline.command(), json.dumps(data))
     finally:
         corral("stop", "--all", check=True)
     assert "corral.lowlevel.sockets" in modules and "_socket" in modules
