@@ -18,7 +18,10 @@ job is gone; then it records how the job ended and exits with the line's exit st
                    (SIGINT and SIGQUIT ignored by a non-interactive shell, what the shell
                    ignores); a SIGINT or SIGQUIT we were started ignoring stays ignored,
                    SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH are passed on to the job's first
-                   process. The whole job is still stopped (every descendant, one by one)
+                   process. The whole job is still stopped (every descendant, one by one).
+                   The process started (`$!`) stands for the command: it exits as the
+                   command does, while a process it forks supervises the job to its end
+                   (front.py)
   --session ID     the agent session that owns the job (default: $CORRAL_SESSION,
                    then $CLAUDE_CODE_SESSION_ID)
   --grace SECONDS  time between SIGTERM and SIGKILL when stopping (default 3)
@@ -60,6 +63,7 @@ from corral.lowlevel.procfs import (
 from corral.lowlevel.record import DEFAULT_GRACE, LEDGER_VERSION, write_record
 from corral.lowlevel.redact import command_digest, display_command
 from corral.lowlevel.shells import caller_environment, user_shell
+from corral.supervisor import front
 
 # Start-up is this program's budget: typing, json and re cost milliseconds to import, so
 # they are imported for type checking only, or only when a line needs them; `signal` is the
@@ -73,6 +77,7 @@ else:
 
 _PLATFORM_LINUX = sys.platform.startswith("linux")
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 _CLEARED_ENV = (b"SHELLOPTS", b"BASHOPTS", b"BASH_ENV", b"ENV", b"CORRAL_JOB")
 # Signals whose default action dumps core: re-raised only once our core limit is 0.
 _CORE_SIGNALS = (
@@ -214,8 +219,6 @@ class Supervisor:
         self.inherited_hup = inherited_hup
         self.in_place: bool = opts["async"]
         self.leads_group = False
-        # In place of `CMD &`, `kill -HUP $!` (USR1, USR2, WINCH) reaches CMD through us.
-        self.forwarded: tuple[int, ...] = ()
         # What the job starts with: default dispositions (issue 2: even for SIGINT and
         # SIGQUIT when we started ignoring them), or, in place of `CMD &`, what the shell
         # gives an asynchronous command (see async_dispositions).
@@ -241,6 +244,10 @@ class Supervisor:
         self.tty_restore_pgrp: int | None = None
         self.original_pgrp = os.getpgrp()
         self.parent_gone_early = False
+        # In place of `CMD &`: the shell that ran it, and the pipe to the front (`$!`, our
+        # parent, see front.py) that exits as CMD does.
+        self.caller_pid = os.getppid()
+        self.front_fd: int | None = None
         self.record: dict[str, Any] = {}
         self.fifo_path = os.path.join(self.ledger, self.token + ".stop")
 
@@ -333,7 +340,7 @@ class Supervisor:
             "port": self.opts["port"],
             "shell": shell,
             "log": stdout_log(),
-            "parent_pid": os.getppid(),
+            "parent_pid": self.caller_pid,
             "grace": self.grace,
             "created_at": time.time(),
             "state": "running",
@@ -348,6 +355,8 @@ class Supervisor:
                 self.record["digest"] = command_digest(value)
             elif key == "backend" or key not in self.record:
                 self.record[key] = value
+        if self.front_fd is not None:
+            self.record["front_pid"] = os.getppid()
         write_record(self.ledger, self.record)
 
     def spawn(self) -> None:
@@ -359,9 +368,16 @@ class Supervisor:
         # job.
         job_signals = self.job_signals
         inherited_hup = self.inherited_hup
+        # In place of `CMD &`, CMD dies with us (`kill -KILL $!` kills the front, and we
+        # kill CMD then; this covers our own death): what that signal would have done.
+        dies_with_us = self.in_place and _PLATFORM_LINUX
         pid = os.fork()
         if pid == 0:  # the job
             try:
+                if dies_with_us:
+                    _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                    if os.getppid() != self.pid:  # we died before it was set
+                        os._exit(128 + signal.SIGKILL)
                 for sig, disposition in job_signals.items():
                     signal.signal(sig, disposition)
                 signal.signal(signal.SIGHUP, inherited_hup)
@@ -373,6 +389,24 @@ class Supervisor:
             finally:
                 os._exit(127)
         self.child = pid
+        self._tell_front(f"pid {pid} {start_ticks(pid) or 0}\n")
+
+    def _tell_front(self, message: str, last: bool = False) -> None:
+        if self.front_fd is None:
+            return
+        try:
+            os.write(self.front_fd, message.encode())
+        except OSError:
+            pass  # the front is gone (`kill -KILL $!`): nobody waits for CMD there
+        if last:
+            os.close(self.front_fd)
+            self.front_fd = None
+
+    def command_lost_its_front(self) -> None:
+        """In place of `CMD &`, the front (`$!`) died before CMD ended: only a signal that
+        cannot be caught does that, and without corral it would have killed CMD."""
+        if self.child_status is None:
+            os.kill(self.child, signal.SIGKILL)  # unreaped: the pid is still CMD's
 
     # the event loop ---------------------------------------------------------------------
     def request_stop(self, sig: int) -> None:
@@ -468,6 +502,7 @@ class Supervisor:
                 return False
             if pid == self.child:
                 self.child_status = status
+                self._tell_front(f"status {status}\n", last=True)
 
     def undo_group(self) -> None:
         """Give back the group and the terminal before running the line unsupervised."""
@@ -497,8 +532,6 @@ class Supervisor:
                     for byte in os.read(rfd, 512):
                         if byte in (signal.SIGTERM, signal.SIGINT):
                             self.request_stop(byte)
-                        elif byte in self.forwarded and self.child_status is None:
-                            os.kill(self.child, byte)  # unreaped: the pid is still the job's
                 elif fd == fifo:
                     try:
                         data = os.read(fifo, 512)
@@ -508,7 +541,9 @@ class Supervisor:
                         self.request_stop(signal.SIGTERM)
                 elif fd == parent_fd:
                     poller.unregister(parent_fd)
-                    if self.opts["mode"] == "task":
+                    if self.front_fd is not None:
+                        self.command_lost_its_front()
+                    elif self.opts["mode"] == "task":
                         self.request_stop(signal.SIGTERM)
             if self.kill_at is not None and time.monotonic() >= self.kill_at:
                 self.kill_everything()
@@ -569,14 +604,6 @@ def async_dispositions() -> dict[int, Any]:
     return found
 
 
-def _release_stdio() -> None:
-    """Let go of the caller's stdin/stdout/stderr: the job keeps its own copies."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
-
-
 def _run_unsupervised(
     line: str, why: str, ledger: str, inherited_hup: Any, job_signals: dict[int, Any]
 ) -> int:
@@ -610,6 +637,24 @@ def _exit_like(code: int) -> int:
     return 128 + sig  # a signal whose default is to do nothing (SIGCHLD, SIGWINCH, ...)
 
 
+def _signals_to_catch(sup: Supervisor, inherited_hup: Any) -> tuple[tuple[int, ...], ...]:
+    """The signals we catch, and (in place of `CMD &`) those that go on to CMD: SIGHUP,
+    SIGUSR1, SIGUSR2 and SIGWINCH, unless we were started ignoring them (under nohup)."""
+    caught: tuple[int, ...] = ()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGQUIT):
+        kept = sup.in_place and sig in (signal.SIGINT, signal.SIGQUIT)
+        if kept and sup.job_signals[sig] == signal.SIG_IGN:
+            continue  # in place of `CMD &`: what the shell made CMD ignore, we ignore too
+        caught += (sig,)
+    forwarded: tuple[int, ...] = ()
+    if sup.in_place:
+        found = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGUSR2)}
+        found[signal.SIGWINCH] = signal.getsignal(signal.SIGWINCH)
+        found[signal.SIGHUP] = inherited_hup  # under nohup, CMD ignores it as we do
+        forwarded = tuple(sig for sig, how in found.items() if how != signal.SIG_IGN)
+    return caught, forwarded
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -631,24 +676,32 @@ def main(argv: list[str] | None = None) -> int:
     ready_fd: int | None = opts["ready_fd"]
     if ready_fd is not None:
         os.set_inheritable(ready_fd, False)  # the job must not hold the caller's wait open
+    caught, forwarded = _signals_to_catch(sup, inherited_hup)
+    if sup.in_place:  # we are `$!`: fork the keeper, stand for CMD (front.py)
+        blocked = [*caught, *forwarded, signal.SIGHUP]
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # none lost across the fork
+        reader, writer = os.pipe2(os.O_CLOEXEC)
+        keeper = os.fork()
+        if keeper:
+            os.close(writer)
+            handled = tuple(sig for sig in caught if sig != signal.SIGCHLD) + forwarded
+            status = front.run(keeper, reader, handled, forwarded)
+            return _exit_like(os.waitstatus_to_exitcode(status))
+        os.close(reader)
+        sup.front_fd = writer
+        sup.pid = os.getpid()
     # Every signal we handle lands in the wakeup pipe from now on, so none is lost before
     # the event loop starts reading it.
     rfd, wfd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGQUIT):
-        kept = sup.in_place and sig in (signal.SIGINT, signal.SIGQUIT)
-        if kept and sup.job_signals[sig] == signal.SIG_IGN:
-            continue  # in place of `CMD &`: what the shell made CMD ignore, we ignore too
+    for sig in caught:
         signal.signal(sig, lambda *_: None)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for sig in forwarded:  # the front passes these on to CMD; here they change nothing
+        if sig != signal.SIGHUP:
+            signal.signal(sig, lambda *_: None)
     if sup.in_place:
-        found = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGUSR2)}
-        found[signal.SIGWINCH] = signal.getsignal(signal.SIGWINCH)
-        found[signal.SIGHUP] = inherited_hup  # under nohup, CMD ignores it as we do
-        for sig, disposition in found.items():
-            if disposition != signal.SIG_IGN:
-                signal.signal(sig, lambda *_: None)
-                sup.forwarded += (sig,)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
     try:
         sup.lead_group()
         fifo = sup.open_ledger()
@@ -669,16 +722,20 @@ def main(argv: list[str] | None = None) -> int:
             os.close(ready_fd)
         return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup, sup.job_signals)
     sup.become_subreaper()
-    parent_fd = sup.watch_parent() if opts["mode"] == "task" else None
+    watched = opts["mode"] == "task" or sup.front_fd is not None
+    parent_fd = sup.watch_parent() if watched else None
     sup.spawn()
     if sup.parent_gone_early:
-        sup.request_stop(signal.SIGTERM)
+        if sup.front_fd is not None:
+            sup.command_lost_its_front()
+        else:
+            sup.request_stop(signal.SIGTERM)
     if ready_fd is not None:
         try:
             os.write(ready_fd, f"ok {sup.token}\n".encode())
         finally:
             os.close(ready_fd)
-    _release_stdio()
+    front.release_stdio()
     sup.give_back_memory()
     sup.loop(rfd, fifo, parent_fd)
     return _exit_like(sup.finish())

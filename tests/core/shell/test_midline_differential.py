@@ -98,6 +98,12 @@ MULTI = [
     "& read x < r; kill -USR1 $!; wait $!; echo rc=$?",
     "mkfifo r; sh -c 'echo > r; sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
     "sh -c 'exit 1' & wait $! || echo failed-as-expected",
+    # `wait $!` returns when the command exits, not when what it left running does
+    "sh -c '(sleep 0.5; echo late) & echo main' & wait $!; echo waited=$?",
+    "sh -c '(sleep 0.5; echo late) & exit 6' & wait; echo all=$?",
+    # `kill -KILL $!` kills the command, not only what runs in its place
+    "mkfifo r; sh -c 'echo > r; exec sleep 5' > /dev/null & read x < r; kill -KILL $!; "
+    "wait $!; echo rc=$?",
 ]
 
 
