@@ -2,7 +2,8 @@
 
 usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--async]
            [--session ID] [--grace SECONDS] [--ledger DIR] [--identity DIGEST]
-           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] [--no-fallback] -- LINE
+           [--port N] [--ready-fd FD] [--log-cap BYTES] [--meta KEY=VALUE ...]
+           [--no-fallback] -- LINE
 
 Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
 process group that this program leads, records the job in the ledger folder
@@ -30,6 +31,8 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --identity D     the job's identity digest for duplicate checks (from the line reader)
   --port N         the port the line asks for (from the line reader)
   --ready-fd FD    write "ok" to FD once the job is started, then close it
+  --log-cap BYTES  when the job's output goes to one of corral's own logs, drop its oldest
+                   bytes whenever it passes BYTES (the newest half is kept)
   --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`,
                    and `command`: the agent's command when LINE wraps it)
   --no-fallback    if the job cannot be supervised, run nothing: write "fail REASON" to
@@ -52,6 +55,8 @@ import select
 import sys
 import time
 
+from corral.lowlevel import libc
+from corral.lowlevel.joblog import times_file as joblog_times
 from corral.lowlevel.locations import absolute, ensure_private, ledger_dir, supervisor_argv
 from corral.lowlevel.procfs import (
     _decimal,
@@ -72,6 +77,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
     from typing import Any
+
+    from corral.supervisor.logwatch import LogWatch
 else:
     import _signal as signal
 
@@ -94,29 +101,6 @@ def _log(ledger: str, message: str) -> None:
         pass
 
 
-def _libc_call(name: str, *args: int) -> tuple[int, int]:
-    """Call a C library function of int arguments: (its int result, errno after it).
-
-    The bare `_ctypes` module, not the `ctypes` package: a sixth of its start-up time and
-    half of its memory (no struct, no types, no Python-level wrappers)."""
-    import _ctypes
-
-    c: Any = _ctypes  # the stubs type these for the ctypes package's wrappers only
-
-    class CInt(c._SimpleCData):  # type: ignore[misc]
-        _type_ = "i"
-
-    class Function(c.CFuncPtr):  # type: ignore[misc]
-        _flags_ = c.FUNCFLAG_CDECL | c.FUNCFLAG_USE_ERRNO
-        _restype_ = CInt
-
-    class Libc:
-        _handle = c.dlopen(None, getattr(os, "RTLD_LOCAL", 0))
-
-    result = Function((name, Libc))(*args)
-    return int(result), int(_ctypes.get_errno())
-
-
 # -- the supervisor -----------------------------------------------------------------------
 
 
@@ -134,11 +118,13 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         "identity": None,
         "port": None,
         "ready_fd": None,
+        "log_cap": None,
         "meta": [],
         "async": False,
         "fallback": True,
     }
-    valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
+    valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd",
+              "--log-cap"}  # fmt: skip
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -169,7 +155,7 @@ def _parse(argv: list[str]) -> dict[str, Any]:
         raise _Usage("missing -- LINE")
     try:
         opts["grace"] = float(opts["grace"])
-        for key in ("port", "ready_fd"):
+        for key in ("port", "ready_fd", "log_cap"):
             text = opts[key]
             if text is not None:
                 if not (text.isascii() and text.isdigit()):
@@ -248,6 +234,7 @@ class Supervisor:
         # parent, see front.py) that exits as CMD does.
         self.caller_pid = os.getppid()
         self.front_fd: int | None = None
+        self.log_watch: LogWatch | None = None
         self.record: dict[str, Any] = {}
         self.fifo_path = os.path.join(self.ledger, self.token + ".stop")
 
@@ -284,7 +271,7 @@ class Supervisor:
         if not _PLATFORM_LINUX:
             return
         try:
-            result, err = _libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            result, err = libc.call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         except (ImportError, OSError, AttributeError) as exc:
             _log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) unavailable: {exc}")
             return
@@ -295,7 +282,7 @@ class Supervisor:
         """Return the freed start-up memory (the script's syntax tree) to the system."""
         if _PLATFORM_LINUX:
             try:
-                _libc_call("malloc_trim", 0)
+                libc.call("malloc_trim", 0)
             except (ImportError, OSError, AttributeError):
                 pass  # not glibc: the memory stays ours, nothing else changes
 
@@ -375,7 +362,7 @@ class Supervisor:
         if pid == 0:  # the job
             try:
                 if dies_with_us:
-                    _libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                    libc.call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                     if os.getppid() != self.pid:  # we died before it was set
                         os._exit(128 + signal.SIGKILL)
                 for sig, disposition in job_signals.items():
@@ -407,6 +394,23 @@ class Supervisor:
         cannot be caught does that, and without corral it would have killed CMD."""
         if self.child_status is None:
             os.kill(self.child, signal.SIGKILL)  # unreaped: the pid is still CMD's
+
+    def watch_log(self) -> None:
+        """Keep the job's log's time index, and its size cap when the log is corral's own
+        (logwatch.py); a log that cannot be watched is left as it is."""
+        log = self.record.get("log")
+        if not (_PLATFORM_LINUX and log):
+            return
+        logs = os.path.join(os.path.dirname(self.ledger), "logs")
+        own = os.path.dirname(log) == logs
+        try:
+            from corral.supervisor.logwatch import LogWatch
+
+            ensure_private(logs)
+            times = joblog_times(logs, self.token)
+            self.log_watch = LogWatch(log, times, self.opts["log_cap"] if own else None)
+        except (ImportError, AttributeError, OSError) as exc:
+            _log(self.ledger, f"cannot watch the job's log: {exc}")
 
     # the event loop ---------------------------------------------------------------------
     def request_stop(self, sig: int) -> None:
@@ -520,15 +524,28 @@ class Supervisor:
         poller.register(fifo, select.POLLIN)
         if parent_fd is not None:
             poller.register(parent_fd, select.POLLIN)
+        watch = self.log_watch
+        if watch is not None:
+            poller.register(watch.fd, select.POLLIN)
         if self.reap():
             return
         while True:
             timeout = None
-            if self.kill_at is not None:
-                timeout = max(0, int((self.kill_at - time.monotonic()) * 1000) + 1)
+            look_at = watch.look_at if watch is not None else None
+            wake_at = [at for at in (self.kill_at, look_at) if at is not None]
+            if wake_at:
+                timeout = max(0, int((min(wake_at) - time.monotonic()) * 1000) + 1)
             events = poller.poll(timeout)
+            if watch is not None and look_at is not None and time.monotonic() >= look_at:
+                watch.look()
+                if watch.armed:
+                    poller.register(watch.fd, select.POLLIN)
             for fd, _ in events:
-                if fd == rfd:
+                if watch is not None and fd == watch.fd:
+                    if watch.armed:
+                        watch.grew()
+                        poller.unregister(watch.fd)
+                elif fd == rfd:
                     for byte in os.read(rfd, 512):
                         if byte in (signal.SIGTERM, signal.SIGINT):
                             self.request_stop(byte)
@@ -554,6 +571,8 @@ class Supervisor:
                 self.kill_everything()
 
     def finish(self) -> int:
+        if self.log_watch is not None:
+            self.log_watch.close()
         status = self.child_status if self.child_status is not None else 0
         code = os.waitstatus_to_exitcode(status)
         if self.stop_signal is not None:
@@ -724,6 +743,7 @@ def main(argv: list[str] | None = None) -> int:
     sup.become_subreaper()
     watched = opts["mode"] == "task" or sup.front_fd is not None
     parent_fd = sup.watch_parent() if watched else None
+    sup.watch_log()
     sup.spawn()
     if sup.parent_gone_early:
         if sup.front_fd is not None:
