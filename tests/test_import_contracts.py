@@ -133,5 +133,5 @@ def test_no_import_cycles() -> None:
 
 
 def test_the_checker_sees_function_level_imports() -> None:
-    assert "corral.service.admission" in imports("corral.surfaces.claude.pretool")
+    assert "corral.lowlevel.locations" in imports("corral.surfaces.claude.pretool")
     assert "corral.lowlevel.redact" in imports("corral.core.shell.jobs")

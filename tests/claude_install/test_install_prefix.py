@@ -51,10 +51,16 @@ def _corral(args: list[str], project: Path, home: Path) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("scope", "name"), [("local", "settings.local.json"), ("project", "settings.json")]
+    ("scope", "name", "prefix_name"),
+    [
+        ("local", "settings.local.json", "settings.local.json"),
+        # a project's settings.json is committed: the prefix, a path of this machine, goes to
+        # the local file beside it
+        ("project", "settings.json", "settings.local.json"),
+    ],
 )
 def test_install_writes_the_program_and_the_env_then_uninstall_takes_it_out(
-    tmp_path: Path, corral_home: Path, scope: str, name: str
+    tmp_path: Path, corral_home: Path, scope: str, name: str, prefix_name: str
 ) -> None:
     project, home = tmp_path / "p", tmp_path / "h"
     project.mkdir()
@@ -62,13 +68,15 @@ def test_install_writes_the_program_and_the_env_then_uninstall_takes_it_out(
     done = _corral(["--scope", scope], project, home)
     assert done.returncode == 0, done.stderr
     data = json.loads((project / ".claude" / name).read_text())
-    program = Path(data["env"][prefix.PREFIX])
+    env = json.loads((project / ".claude" / prefix_name).read_text())["env"]
+    program = Path(env[prefix.PREFIX])
     assert program == corral_home / "bin" / prefix.NAME
     assert os.access(program, os.X_OK) and program.read_text().startswith("#!/bin/sh\n")
     assert data["hooks"]["PreToolUse"]
     gone = _corral(["--scope", scope, "--uninstall"], project, home)
     assert gone.returncode == 0, gone.stderr
-    assert "env" not in json.loads((project / ".claude" / name).read_text())
+    # every file was corral's alone: none is left, not even empty, and no backup
+    assert not (project / ".claude").exists()
 
 
 def test_prefix_only_for_plugin_users(tmp_path: Path, corral_home: Path) -> None:

@@ -15,19 +15,26 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-def wrapper(settings: dict[str, Any] | None = None) -> list[str]:
+def wrapper(
+    settings: dict[str, Any] | None = None, *, session: str | None = None, agent: str | None = None
+) -> list[str]:
     """The words that start the supervisor (or the tmux wrapper) in the agent's shell: an
     absolute interpreter in isolated mode and an absolute program, so nothing on PATH or in
     PYTHON* variables can stand in for them. They name corral's ledger folder, as `corral
     run` does: the supervisor runs in the agent's shell, whose environment (a relative
-    CORRAL_HOME, another XDG_STATE_HOME) may not lead it to the folder the CLI reads."""
+    CORRAL_HOME, another XDG_STATE_HOME) may not lead it to the folder the CLI reads.
+    `session`: the agent session that owns the job, for agents whose shell commands carry no
+    variable the supervisor reads it from (every agent but Claude Code); `agent`: the agent's
+    name, recorded with the job."""
     settings = config.load() if settings is None else settings
     tmux = config.backend(settings) == "tmux"
     return locations.supervisor_argv(
         None,
         program=locations.TMUX_WRAPPER if tmux else locations.LAUNCHER,
         ledger=locations.ledger_dir(),
+        session=session,
         grace=config.grace(settings),
+        options=["--meta", f"agent={agent}"] if agent else (),
     )
 
 
@@ -59,34 +66,56 @@ def _inside(path: str | None, root: str) -> bool:
     return p == r or p.startswith(r.rstrip("/") + "/")
 
 
-def session_briefing(folder: str, session: str | None) -> str | None:
-    """For a new session in `folder`: the jobs already running there (any session's), with
-    their ports, so the model reuses them; None when there are none."""
+def _live_here(folder: str) -> list[Any]:
+    """The live jobs whose folder is inside `folder`'s project."""
     from pathlib import Path
 
     from corral.service import jobs
     from corral.service.projects import project_root
 
     root = str(project_root(Path(folder)))
-    listed = [
-        j
-        for j in jobs.list_jobs().jobs
-        if j.state in LIVE_STATES and _inside(j.cwd, root) and j.session != session
-    ]
-    if not listed:
-        return None
-    lines = [
-        f"corral: {len(listed)} job(s) started earlier are still running in this project. "
-        "Reuse them instead of starting the same servers again; `corral ls` shows them, "
-        "`corral stop ID` stops one."
-    ]
-    for j in listed:
-        ports = " ".join(f"http://localhost:{p}" for p in j.ports) or "no port open"
-        note = f" ({j.note})" if j.note else ""
-        lines.append(
-            f"- job {j.id[:8]}: `{j.command}` in {j.cwd}, {ports}, up {age(j.age_seconds)}{note}"
+    return [j for j in jobs.list_jobs().jobs if j.state in LIVE_STATES and _inside(j.cwd, root)]
+
+
+def _job_line(j: Any) -> str:
+    ports = " ".join(f"http://localhost:{p}" for p in j.ports) or "no port open"
+    note = f" ({j.note})" if j.note else ""
+    return f"- job {j.id[:8]}: `{j.command}` in {j.cwd}, {ports}, up {age(j.age_seconds)}{note}"
+
+
+def session_briefing(folder: str, session: str | None, source: str | None = None) -> str | None:
+    """For a session starting in `folder`: the jobs already running there (any session's),
+    with their ports, so the model reuses them; None when there are none. After a compaction
+    or a resume (`source` "compact" or "resume") the model has lost track of its own
+    background jobs too, so the session's own running jobs are told first."""
+    live = _live_here(folder)
+    parts = []
+    own = [j for j in live if session is not None and j.session == session]
+    if own and source in ("compact", "resume"):
+        after = "the compaction" if source == "compact" else "resuming"
+        parts.append(
+            "\n".join(
+                [
+                    f"corral: {len(own)} job(s) this session started are still running "
+                    f"(after {after} you may have lost track of them). Reuse them; "
+                    "`corral logs ID` shows their output, `corral stop ID` stops one.",
+                    *(_job_line(j) for j in own),
+                ]
+            )
         )
-    return "\n".join(lines)
+    listed = [j for j in live if j.session != session]
+    if listed:
+        parts.append(
+            "\n".join(
+                [
+                    f"corral: {len(listed)} job(s) started earlier are still running in this "
+                    "project. Reuse them instead of starting the same servers again; `corral "
+                    "ls` shows them, `corral stop ID` stops one.",
+                    *(_job_line(j) for j in listed),
+                ]
+            )
+        )
+    return "\n\n".join(parts) or None
 
 
 def unsupervised_leftovers(folder: str) -> str | None:

@@ -33,7 +33,7 @@ def payload(command: str, cwd: Path, **tool_input: Any) -> dict[str, Any]:
         "cwd": str(cwd),
         "permission_mode": "default",
         "tool_name": "Bash",
-        "tool_use_id": "toolu_1",
+        "tool_use_id": f"toolu_{uuid.uuid4().hex}",
         "tool_input": {"command": command, "description": "d", **tool_input},
     }
 
@@ -416,11 +416,12 @@ def test_a_server_slow_to_open_its_port_is_told_at_a_later_call_once(tmp_path: P
         later = payload("echo hi", tmp_path)
         later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
         wait_for(lambda: listening(port), what="the server's port")
-        told = answer(run_hook("post-tool-use", later))["additionalContext"]
-        assert f"is ready at http://localhost:{port}" in told, told
-        assert run_hook("post-tool-use", later).stdout == ""  # once
-        other = {**later, "session_id": "another-session"}
-        assert run_hook("post-tool-use", other).stdout == ""
+        other = {**later, "session_id": "another-session", "tool_use_id": "toolu_2"}
+        assert run_hook("post-tool-use", other).stdout == ""  # not that session's
+        told = answer(run_hook("post-tool-use", {**later, "tool_use_id": "toolu_3"}))
+        assert f"is ready at http://localhost:{port}" in told["additionalContext"], told
+        again = run_hook("post-tool-use", {**later, "tool_use_id": "toolu_4"})
+        assert again.stdout == ""  # once
     finally:
         stop_all()
         shell.wait(timeout=20)
@@ -431,3 +432,23 @@ def listening(port: int) -> bool:
 
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.parametrize("source", ["compact", "resume"])
+def test_session_start_after_compact_or_resume_retells_the_sessions_own_jobs(
+    tmp_path: Path, source: str
+) -> None:
+    session = str(uuid.uuid4())
+    mine = start_job("sleep 302", "--session", session, cwd=tmp_path)
+    try:
+        data = {"hook_event_name": "SessionStart", "session_id": session, "cwd": str(tmp_path)}
+        # a fresh start of the same session has nothing to be told: the jobs are its own
+        assert run_hook("session-start", {**data, "source": "startup"}).stdout == ""
+        text = answer(run_hook("session-start", {**data, "source": source}))["additionalContext"]
+        first = text.splitlines()[0]
+        assert first.startswith("corral: 1 job(s) this session started are still running")
+        assert ("compaction" if source == "compact" else "resuming") in first
+        assert f"- job {mine['id'][:8]}: `sleep 302` in {tmp_path}, no port open" in text
+        assert "started earlier" not in text
+    finally:
+        stop_all()

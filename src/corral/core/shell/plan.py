@@ -107,8 +107,12 @@ def decide(
     extra_runners: Sequence[str] = (),
     package_scripts: Mapping[str, str] = _EMPTY,
     token: str | None = None,
+    leave_group: bool = False,
 ) -> Decision:
-    """What to do with one Bash line (`background`: the call's run_in_background)."""
+    """What to do with one Bash line (`background`: the call's run_in_background).
+    `leave_group`: a line sent to the background whole (`CMD &`) returns only once its
+    supervisor has left the shell's process group (for agents that kill that group as soon
+    as the shell exits: Codex)."""
     if len(line) > LINE_LIMIT:
         return _untouched(False, too_long(line))
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
@@ -152,7 +156,7 @@ def decide(
     if mode is None:
         return _untouched(True, None, specs)
     token = token or os.urandom(16).hex()
-    rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd)
+    rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd, leave_group=leave_group)
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
 
 
@@ -164,8 +168,10 @@ def _rewrite(
     inner: str,
     *,
     cwd: str,
+    leave_group: bool = False,
 ) -> str:
     job_cwd = specs[0].cwd if specs and not same_dir(specs[0].cwd, cwd) else None
+    handshake = leave_group and mode is Mode.DETACHED
     argv = supervisor_argv(
         inner,
         launcher=wrapper,  # `cd web && npm run dev`: the job runs in web (job_cwd)
@@ -174,8 +180,23 @@ def _rewrite(
         identity=specs[0].identity if specs else None,
         port=next((s.port for s in specs if s.port is not None), None),
         job_cwd=job_cwd,
+        ready_fd=HANDSHAKE_FD if handshake else None,
     )
+    if handshake:
+        return detach_with_handshake(shell_words(argv))
     return shell_words(argv) + (" &" if mode is Mode.DETACHED else "")
+
+
+HANDSHAKE_FD = 9
+
+
+def detach_with_handshake(words: str) -> str:
+    """`words &` (a supervisor started with `--ready-fd 9`) that returns once the supervisor
+    wrote to its ready fd, which it does after leading a process group of its own: the shell
+    exits only then. The supervisor's stdout is the line's (fd 3 carries it past the pipe);
+    the wait reads until the ready fd closes, and always succeeds, as `CMD &` does."""
+    fd = HANDSHAKE_FD
+    return f"{{ {words} {fd}>&1 >&3 3>&- & }} 3>&1 | {{ IFS= read -r _ || :; }}"
 
 
 def _refusal(

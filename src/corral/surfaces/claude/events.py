@@ -10,13 +10,14 @@ from typing import Any
 
 from corral import config
 from corral.service import claude
+from corral.service.hooks import briefing
 
 
 def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     session = payload.get("session_id")
     session = session if isinstance(session, str) and session else None
     if event == "session-start":
-        return session_start(payload, session)
+        return session_start(payload, session, home)
     if event == "session-end":
         if session is not None and config.session_end() == "terminate":
             stop_in_background(session)
@@ -34,7 +35,7 @@ def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     return None
 
 
-def session_start(payload: dict[str, Any], session: str | None) -> str | None:
+def session_start(payload: dict[str, Any], session: str | None, home: str) -> str | None:
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file and session:
         with open(env_file, "a", encoding="utf-8") as f:
@@ -42,8 +43,8 @@ def session_start(payload: dict[str, Any], session: str | None) -> str | None:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
-    parts = [claude.session_briefing(cwd, session), claude.unsupervised_leftovers(cwd)]
-    text = "\n\n".join(p for p in parts if p)
+    source = payload.get("source")
+    text = briefing(cwd, session, source if isinstance(source, str) else None)
     if not text:
         return None
     return json.dumps(

@@ -189,6 +189,67 @@ def _notify(home: str, phase: str, payload: "dict[str, Any]") -> None:
             pass
 
 
+CLAIM_SECONDS = 600  # a claim on a tool call is forgotten after this
+
+
+def _safe_name(text: "Any") -> bool:
+    return (
+        isinstance(text, str)
+        and 0 < len(text) <= 128
+        and text.replace("-", "").replace("_", "").isalnum()
+        and text.isascii()
+    )
+
+
+def first_copy(home: str, event: str, payload: "dict[str, Any]") -> bool:
+    """False when another copy of corral's hook already answers this very tool call.
+
+    A plugin and a settings install (or two scopes' settings) both run corral's hook for the
+    same call, in parallel. Were both to decide, the second would see the first's reservation
+    and refuse the server the first is starting. The first copy to claim the call answers it;
+    every other copy prints nothing, which Claude Code reads as "no objection", so the
+    first's rewrite or refusal stands. A call without a readable id is always answered."""
+    session, call = payload.get("session_id"), payload.get("tool_use_id")
+    if not (_safe_name(session) and _safe_name(call)):
+        return True
+    import os
+
+    folder = f"{home}/hook-calls"
+    path = f"{folder}/{event}-{session}-{call}"
+    for attempt in range(2):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            return False
+        except FileNotFoundError:
+            if attempt:
+                return True
+            from corral.lowlevel import locations
+
+            locations.ensure_private(folder)  # corral's home too, private, as everywhere
+            continue
+        break
+    _forget_old_claims(folder)
+    return True
+
+
+def _forget_old_claims(folder: str) -> None:
+    import os
+    import time
+
+    limit = time.time() - CLAIM_SECONDS
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.stat().st_mtime < limit:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
 def answer(event: str, payload: "Any", home: str) -> str | None:
     """The hook's stdout for one event (None: print nothing, let the call run as it is)."""
     if not isinstance(payload, dict):
@@ -208,6 +269,8 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         extra = extra_words(home, locations.config_path())
         if not may_need_supervision(tool_input["command"], background, extra):
             return None
+        if not first_copy(home, event, payload):
+            return None
         _site()
         _pin_home(home)
         from corral.surfaces.claude import pretool
@@ -226,13 +289,15 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         session = session if isinstance(session, str) and session else None
         pending = session is not None and _servers_pending(home)
         if not response.get("backgroundTaskId") and not response.get("timedOutAfterMs"):
-            if not pending:
+            if not pending or not first_copy(home, event, payload):
                 return None
             _site()
             _pin_home(home)
             from corral.surfaces.claude import started
 
             return started.answer(None, session)  # a URL that became known meanwhile
+        if not first_copy(home, event, payload):
+            return None
         if isinstance(command, str) and rewritten_by_corral(command):
             if not response.get("backgroundTaskId"):
                 return None  # corral's own job: its supervisor already records it

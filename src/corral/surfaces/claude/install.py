@@ -25,11 +25,26 @@ from corral.surfaces.claude import hook, prefix, statusline
 
 # Our entry points as settings name them: the launchers, then the scripts they load (what
 # earlier versions of corral wrote, still recognised so that a reinstall replaces them).
-HOOK_MARKS = ("corral/surfaces/claude/run_hook.py", "corral/surfaces/claude/hook.py")
+HOOK_MARKS = (
+    "corral/surfaces/claude/run_hook.py",
+    "corral/surfaces/claude/hook.py",
+    "corral-hook pre-tool-use",  # the portable entries of a project install
+    "corral-hook post-tool-use",
+    "corral-hook session-start",
+    "corral-hook session-end",
+)
 STATUSLINE_MARKS = (
     "corral/surfaces/claude/run_statusline.py",
     "corral/surfaces/claude/statusline.py",
+    "corral-hook statusline",
 )
+# A project's settings file is committed: it names no path of the installing machine. Its
+# commands find corral's `corral-hook` (installed beside `corral`) on PATH, and do nothing
+# where corral is not installed. What is of this machine (the shell prefix, which must be a
+# program that exists: Claude Code runs every Bash command through it) goes to the project's
+# settings.local.json, which is not committed.
+PORTABLE_HOOK = "corral-hook {event} 2>/dev/null || exit 0"
+PORTABLE_PROCS = "corral procs"
 # corral's hook event -> (Claude Code's event name, matcher)
 EVENTS: dict[str, tuple[str, str | None]] = {
     "pre-tool-use": ("PreToolUse", "Bash"),
@@ -230,16 +245,39 @@ def unmerge(settings: Mapping[str, Any]) -> Settings:
 # -- files --------------------------------------------------------------------------------
 
 
+def claude_dir(home: Path) -> Path:
+    """Claude Code's user folder: `CLAUDE_CONFIG_DIR` when set, else ~/.claude."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(config) if config else home / ".claude"
+
+
 def settings_path(scope: str, project: Path, home: Path) -> Path:
     if scope == "user":
-        return home / ".claude" / "settings.json"
+        return claude_dir(home) / "settings.json"
     if scope == "local":
         return project / ".claude" / "settings.local.json"
     return project / ".claude" / "settings.json"
 
 
 def commands_dir(scope: str, project: Path, home: Path) -> Path:
-    return (home if scope == "user" else project) / ".claude" / "commands"
+    return (claude_dir(home) if scope == "user" else project / ".claude") / "commands"
+
+
+def plugin_enabled(project: Path, home: Path) -> tuple[Path, str] | None:
+    """Where corral's plugin is enabled for this project (`enabledPlugins` in the user's,
+    the project's or the local settings), and under which id; None when it is not."""
+    for scope in ("local", "project", "user"):
+        path = settings_path(scope, project, home)
+        try:
+            enabled = read_settings(path).get("enabledPlugins")
+        except InstallError:
+            continue
+        if not isinstance(enabled, dict):
+            continue
+        for key, on in enabled.items():
+            if isinstance(key, str) and key.partition("@")[0] == "corral" and on is True:
+                return path, key
+    return None
 
 
 def read_settings(path: Path) -> Settings:
@@ -263,15 +301,17 @@ def read_settings(path: Path) -> Settings:
     return data
 
 
-def write_settings(path: Path, data: Mapping[str, Any]) -> Path | None:
-    """Write `data` atomically; the previous file is kept as `<name>.corral-backup`."""
+def write_settings(path: Path, data: Mapping[str, Any], keep_backup: bool = True) -> Path | None:
+    """Write `data` atomically; the previous file is kept as `<name>.corral-backup` (unless
+    not `keep_backup`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     mode = 0o644
     if path.exists():
-        backup = path.with_name(path.name + ".corral-backup")
-        backup.write_bytes(path.read_bytes())
         mode = path.stat().st_mode & 0o777
+        if keep_backup:
+            backup = path.with_name(path.name + ".corral-backup")
+            backup.write_bytes(path.read_bytes())
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.chmod(temp, mode)
@@ -290,11 +330,19 @@ def installed_procs_command() -> str:
     return procs_command(shlex.join([sys.executable, "-P", "-m", "corral", "procs"]))
 
 
-def hook_commands() -> dict[str, str]:
+def hook_commands(portable: bool = False) -> dict[str, str]:
+    """Our hook command per event: this interpreter's hook by absolute path, or (`portable`)
+    the `corral-hook` found on PATH, silent where corral is not installed."""
+    if portable:
+        return {event: PORTABLE_HOOK.format(event=event) for event in EVENTS}
     return {event: shlex.join(hook.command(event)) for event in EVENTS}
 
 
-def statusline_for(hint: str) -> Callable[[str | None], str]:
+def statusline_for(hint: str, portable: bool = False) -> Callable[[str | None], str]:
+    if portable:
+        return lambda theirs: shlex.join(
+            ["corral-hook", "statusline", *statusline.command(hint, theirs)[4:]]
+        )
     return lambda theirs: shlex.join(statusline.command(hint, theirs))
 
 
@@ -304,6 +352,15 @@ class Report:
     changed: bool
     backup: Path | None = None
     notes: list[str] = field(default_factory=list)
+
+
+def _launcher() -> str:
+    """Write the shell prefix's program for this corral; its path."""
+    from corral.lowlevel import locations
+
+    launcher = prefix.launcher_path(locations.home_dir())
+    prefix.write_launcher(launcher)
+    return launcher
 
 
 def install(
@@ -318,32 +375,62 @@ def install(
 ) -> Report:
     """Merge our hooks (unless `statusline_only` or `prefix_only`), status line and shell
     prefix (writing its program) into the scope's settings and write `/procs` beside them.
-    Running it again changes nothing."""
+    Running it again changes nothing.
+
+    Where corral's plugin is enabled, it brings the hooks and `/corral:procs`: only what a
+    plugin cannot set (the status line and the shell prefix) is installed, and the report says
+    so. A project install writes portable commands (`corral-hook` on PATH) and puts the shell
+    prefix, a path of this machine, in the project's settings.local.json."""
+    notes: list[str] = []
+    plugin = None if statusline_only or prefix_only else plugin_enabled(project, home)
+    if plugin is not None:
+        where, key = plugin
+        notes.append(
+            f"corral's plugin is enabled ({key} in {where}): it runs corral's hooks and "
+            "/corral:procs, so only the status line and the shell prefix were installed "
+            "(plugins cannot set those); a second copy of the hooks would only run twice"
+        )
+        statusline_only = True
+    portable = scope == "project"
     path = settings_path(scope, project, home)
     current = read_settings(path)
     hint = PLUGIN_HINT if statusline_only else SETTINGS_HINT
-    launcher = None
-    if (with_prefix and not statusline_only) or prefix_only:
-        from corral.lowlevel import locations
-
-        launcher = prefix.launcher_path(locations.home_dir())
-        prefix.write_launcher(launcher)
-    new = merge(
-        current,
-        None if statusline_only or prefix_only else hook_commands(),
-        statusline_for(hint) if (with_statusline or statusline_only) and not prefix_only else None,
-        launcher,
-    )
-    report = Report(path, new != current)
+    wants_prefix = (with_prefix and (plugin is not None or not statusline_only)) or prefix_only
+    hooks = None if statusline_only or prefix_only else hook_commands(portable)
+    line = None
+    if (with_statusline or statusline_only) and not prefix_only:
+        line = statusline_for(hint, portable)
+    if plugin is not None and not with_statusline:
+        line = None
+    local_path = settings_path("local", project, home)
+    local = read_settings(local_path) if wants_prefix and portable else None  # checked first
+    launcher = _launcher() if wants_prefix else None
+    new = merge(current, hooks, line, None if portable else launcher)
+    report = Report(path, new != current, notes=notes)
     if report.changed:
         report.backup = write_settings(path, new)
+    if local is not None:
+        # A prefix of the user's own in the project's file is what the local one overrides:
+        # ours runs it after itself, as it would one found in the same file.
+        theirs = _their_prefix(new)
+        seeded = local
+        if theirs and prefix.PREFIX not in _env(local):
+            seeded = {**local, "env": {**_env(local), prefix.PREFIX: theirs}}
+        new_local = merge(seeded, None, None, launcher)
+        if new_local != local:
+            write_settings(local_path, new_local)
+            report.changed = True
+        report.notes.append(
+            f"the shell prefix names this machine's corral, so it went to {local_path} "
+            f"(not committed); {path} names no path of this machine"
+        )
     if new.get("disableAllHooks") is True:
         report.notes.append(
             f"{path} sets disableAllHooks: Claude Code runs no hook and no status line"
         )
     if not statusline_only and not prefix_only:
         target = commands_dir(scope, project, home) / "procs.md"
-        text = installed_procs_command()
+        text = procs_command(PORTABLE_PROCS) if portable else installed_procs_command()
         if target.exists() and PROCS_MARK not in target.read_text(encoding="utf-8"):
             report.notes.append(f"kept your own {target}; corral's list is `corral procs`")
         elif not target.exists() or target.read_text(encoding="utf-8") != text:
@@ -353,20 +440,72 @@ def install(
     return report
 
 
-def uninstall(scope: str, project: Path, home: Path) -> Report:
-    """Remove what `install` added, keeping everything else as it is now."""
-    path = settings_path(scope, project, home)
+def _their_prefix(settings: Settings) -> str | None:
+    """The shell prefix `settings` set that is not corral's, if any."""
+    value = (
+        settings.get("env", {}).get(prefix.PREFIX)
+        if isinstance(settings.get("env"), dict)
+        else None
+    )
+    if isinstance(value, str) and value and not prefix.active({prefix.PREFIX: value}):
+        return value
+    return None
+
+
+def _remove_ours(path: Path, also_in: Settings | None = None) -> tuple[bool, list[Path]]:
+    """Take our entries out of `path`. A file left with no settings, that held none before
+    corral's install, is removed, and so is the backup corral's install made of it: nothing
+    of corral's stays behind. Returns (changed, files removed)."""
     current = read_settings(path)
     new = unmerge(current)
-    report = Report(path, new != current)
-    if report.changed:
-        report.backup = write_settings(path, new)
+    if new == current:
+        return False, []
+    if also_in is not None and _their_prefix(new) == _their_prefix(also_in) is not None:
+        # the user's prefix came back from the chain, but it lives in `also_in`: not here
+        _env(new).pop(prefix.PREFIX, None)
+        if not new["env"]:
+            del new["env"]
+    backup = path.with_name(path.name + ".corral-backup")
+    removed = []
+    before: Settings | None = None
+    if backup.exists():
+        try:
+            before = read_settings(backup)
+        except InstallError:
+            before = None
+    if not new and (not backup.exists() or before == {}):
+        path.unlink()
+        removed.append(path)
+    else:
+        write_settings(path, new, keep_backup=False)
+    if backup.exists():
+        backup.unlink()
+        removed.append(backup)
+    return True, removed
+
+
+def _rmdir_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only when nothing else is in it
+    except OSError:
+        pass
+
+
+def uninstall(scope: str, project: Path, home: Path) -> Report:
+    """Remove what `install` added, keeping everything else as it is now; no empty file and
+    no backup of corral's is left."""
+    path = settings_path(scope, project, home)
+    changed, _ = _remove_ours(path)
+    report = Report(path, changed)
+    if scope == "project":  # the shell prefix of a project install lives in the local file
+        kept = read_settings(path) if path.exists() else {}
+        local_changed, _ = _remove_ours(settings_path("local", project, home), also_in=kept)
+        report.changed = report.changed or local_changed
     target = commands_dir(scope, project, home) / "procs.md"
     if target.exists() and PROCS_MARK in target.read_text(encoding="utf-8"):
         target.unlink()
         report.changed = True
-        try:
-            target.parent.rmdir()  # only when nothing else is in it
-        except OSError:
-            pass
+        _rmdir_if_empty(target.parent)
+    if scope != "user":
+        _rmdir_if_empty(path.parent)
     return report

@@ -15,35 +15,11 @@ from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
+from corral.service.hooks import admit_line
+from corral.service.hooks import started_context as context
 from corral.surfaces.claude import notes
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
-
-
-def context(decision: Decision) -> str:
-    """What the model is told about the job it just started."""
-    if decision.in_place:
-        started = []
-        for wrap in decision.in_place:
-            moved = decision.jobs[wrap.job]
-            port = f", port {moved.port}" if moved.port else ""
-            started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
-        return (
-            f"corral supervises {'; '.join(started)} (each sent to the background in this "
-            "line, rewritten in place; the rest of the line ran as written). `corral ls` "
-            "lists them with their ports; `corral stop ID` stops one with every process it "
-            "started. Reuse them rather than starting the same servers again."
-        )
-    job = decision.job_token[:8] if decision.job_token else "?"
-    spec = decision.jobs[0] if decision.jobs else None
-    what = f"`{spec.display}`" if spec else "this command"
-    where = f" in {spec.cwd}" if spec else ""
-    port = f", port {spec.port}" if spec and spec.port else ""
-    return (
-        f"corral supervises {what} as job {job}{where}{port} ({decision.mode} mode). "
-        f"`corral ls` lists it with its ports; `corral stop {job}` stops it with every "
-        "process it started. Reuse it rather than starting the same server again."
-    )
 
 
 def _agent_pid() -> int | None:
@@ -56,7 +32,6 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
     """The PreToolUse output for a candidate line, or None to let it run as written."""
     from corral.lowlevel import locations
     from corral.service import claude
-    from corral.service.admission import admit
 
     line: str = tool_input["command"]
     if locations.runs_corral_program(line):  # never wrapped twice
@@ -79,12 +54,11 @@ def answer(payload: dict[str, Any], tool_input: dict[str, Any], home: str) -> st
         verdicts.append(claude.permission(line, decision.rewritten, cwd, project, mode_text))
         return verdicts[-1] in REWRITES
 
-    decision = admit(
+    decision = admit_line(
         line,
         background=tool_input.get("run_in_background") is True,
         cwd=cwd,
-        wrapper=claude.wrapper(settings),
-        extra_runners=config.extra_runners(settings),
+        settings=settings,
         accept=accept,
         holder=_agent_pid(),
     )
@@ -119,20 +93,12 @@ def _refusal_only(
     Claude Code's permission check, in every mode: the hook rewrites nothing. It only notes a
     background call for the prefix (which cannot see `run_in_background`) and refuses a
     duplicate or a held port early; nothing is reserved, the prefix reserves when it runs."""
-    from corral.service.admission import admit
-
     line: str = tool_input["command"]
     background = tool_input.get("run_in_background") is True
     session = payload.get("session_id")
     if background and isinstance(session, str):
         notes.note_background(home, session, line)
-    decision = admit(
-        line,
-        background=background,
-        cwd=cwd,
-        extra_runners=config.extra_runners(settings),
-        reserve=False,
-    )
+    decision = admit_line(line, background=background, cwd=cwd, settings=settings, reserve=False)
     if decision.action != "refuse" or not decision.refusal:
         return None
     out = {

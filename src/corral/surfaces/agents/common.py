@@ -1,0 +1,192 @@
+"""The agent-neutral decision behind every coding agent's hook adapter (codex.py, gemini.py,
+and the others beside them): for one shell line the agent is about to run, `decide` says
+pass (run it as written), rewrite (run it under corral's supervisor, attributed to the
+agent's session) or deny (a duplicate, or a port something holds: the reason names what to
+reuse). It is the Claude Code hook's decision (`admit_line`, which surfaces/claude/pretool.py
+calls too), its fast path (`hook.may_need_supervision`) and its refusals, word for word.
+
+An adapter only translates: its agent's JSON to `decide`'s arguments, the `Verdict` back to
+its agent's JSON. `serve` is the entry every adapter shares: read stdin, answer, fail open.
+
+Start-up is the hook's budget: importing this module loads nothing; a line that starts no
+long runner and sends nothing to the background is answered after the same word check as
+the Claude hook, without `json`, `re`, the line reader or site-packages. Only a candidate
+line (or a session event) loads the rest.
+"""
+
+import sys
+
+# Every agent's hook, Claude Code's included, asks the service the same way.
+from corral.service.hooks import admit_line, started_context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+__all__ = ["admit_line", "started_context"]
+
+PASS = "pass"
+REWRITE = "rewrite"
+DENY = "deny"
+
+
+class Verdict:
+    """What to do with one line: `action` is PASS, REWRITE (`command` replaces the line;
+    `context` tells the model what corral started) or DENY (`reason`, for the model)."""
+
+    __slots__ = ("action", "command", "context", "reason")
+
+    def __init__(
+        self,
+        action: str,
+        command: "str | None" = None,
+        reason: "str | None" = None,
+        context: "str | None" = None,
+    ) -> None:
+        self.action = action
+        self.command = command
+        self.reason = reason
+        self.context = context
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Verdict) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.action, self.command, self.reason, self.context))
+
+    def __repr__(self) -> str:
+        return f"Verdict({self.action!r}, command={self.command!r}, reason={self.reason!r})"
+
+
+PASSED = Verdict(PASS)
+
+
+def decide(
+    line: str,
+    *,
+    cwd: "str | None",
+    session: "str | None",
+    agent: str,
+    background: bool,
+    home: str,
+    leave_group: bool = False,
+    holder: "int | None" = None,
+) -> Verdict:
+    """The verdict for `line`, which agent `agent` runs in session `session` from folder
+    `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
+    whole line under a supervisor given `--session` (the agent's shell children may carry no
+    session variable) and the agent's name; `leave_group`: see `core.shell.plan.decide`.
+    `home` is corral's state folder. Never raises for a line it cannot read: PASSED."""
+    from corral.surfaces.claude import hook
+
+    if len(line) > hook.LINE_LIMIT or hook.rewritten_by_corral(line):
+        return PASSED
+    from corral.lowlevel import locations
+
+    extra = hook.extra_words(home, locations.config_path())
+    if not hook.may_need_supervision(line, background, extra):
+        return PASSED
+    import os
+
+    if cwd is None or not os.path.isdir(cwd):
+        return PASSED
+    hook._site()
+    hook._pin_home(home)
+    decision = admit_line(
+        line,
+        cwd=cwd,
+        background=background,
+        session=session,
+        agent=agent,
+        holder=holder,
+        leave_group=leave_group,
+    )
+    if decision.action == "refuse" and decision.refusal:
+        return Verdict(DENY, reason=decision.refusal)
+    if decision.action == "wrap" and decision.rewritten:
+        return Verdict(REWRITE, command=decision.rewritten, context=started_context(decision))
+    return PASSED
+
+
+def briefing(
+    cwd: "str | None", session: "str | None", home: str, source: "str | None" = None
+) -> "str | None":
+    """What a new session is told (SessionStart): the jobs already running in its project
+    with their URLs, and processes earlier sessions left there unsupervised; None if none.
+    After a compaction or a resume (`source`), the session's own running jobs come first."""
+    import os
+
+    if cwd is None or not os.path.isdir(cwd):
+        return None
+    from corral.surfaces.claude import hook
+
+    hook._site()
+    hook._pin_home(home)
+    from corral.service.hooks import briefing as told
+
+    return told(cwd, session, source)
+
+
+def session_ended(session: "str | None", home: str) -> None:
+    """A session ended (SessionEnd): with the `terminate` policy, stop its jobs in the
+    background. Once per session, however often the agent says so (Gemini says it twice)."""
+    if not session:
+        return
+    from corral.surfaces.claude import hook
+
+    hook._site()
+    hook._pin_home(home)
+    from corral import config
+
+    if config.session_end() != "terminate":
+        return
+    import os
+
+    from corral.lowlevel.redact import command_digest
+
+    folder = os.path.join(home, "ended-sessions")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:
+        fd = os.open(
+            os.path.join(folder, command_digest(session)[:32]), os.O_CREAT | os.O_EXCL, 0o600
+        )
+    except FileExistsError:
+        return  # already told
+    os.close(fd)
+    from corral.surfaces.claude.events import stop_in_background
+
+    stop_in_background(session)
+
+
+def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:
+    """The entry of an agent's hook: `argv` is one of `events`; the JSON on stdin and corral's
+    home go to `answer(event, payload, home)`, whose text (if any) goes to stdout. It fails
+    open: input that is not JSON, or any internal error, means exit 0, no output and one line
+    in corral's log, so the agent's command runs exactly as written."""
+    from corral.lowlevel import locations
+    from corral.surfaces.claude import hook
+
+    home = locations.home_dir()
+    if len(argv) != 1 or argv[0] not in events:
+        sys.stderr.write(f"usage: one of {' | '.join(events)}, with the hook's JSON on stdin\n")
+        return 2
+    try:
+        payload = hook.parse(sys.stdin.buffer.read().decode("utf-8"))
+        out = answer(argv[0], payload, home) if isinstance(payload, dict) else None
+    except BaseException as exc:  # noqa: BLE001 - the hook fails open, whatever went wrong
+        hook.log(home, f"{argv[0]}: {type(exc).__name__}: {exc}")
+        return 0
+    if out:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    return 0
+
+
+def to_json(value: object) -> str:
+    """Compact JSON for a hook's stdout (`json` is loaded only for an answer)."""
+    import json
+
+    return json.dumps(value)
