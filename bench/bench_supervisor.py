@@ -39,15 +39,20 @@ def median_run(argv: list[str], n: int) -> float:
     return statistics.median(times) * 1000
 
 
-def start_jobs(count: int) -> list[tuple[str, psutil.Process]]:
+def start_jobs(
+    count: int, line: str = "sleep 100000", logs: Path | None = None
+) -> list[tuple[str, psutil.Process]]:
+    """`count` detached jobs; with `logs`, each one's output goes to a file there (which
+    its supervisor watches, logwatch.py)."""
     jobs = []
     for _ in range(count):
         token = os.urandom(16).hex()
+        out = open(logs / f"{token}.log", "wb") if logs else subprocess.DEVNULL  # noqa: SIM115
         proc = subprocess.Popen(
-            sup("sleep 100000", token, "--detached"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            sup(line, token, "--detached"), stdout=out, stderr=subprocess.STDOUT
         )
+        if logs:
+            out.close()  # type: ignore[union-attr]
         jobs.append((token, psutil.Process(proc.pid)))
     ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
     deadline = time.monotonic() + 10
@@ -71,6 +76,15 @@ def stop(token: str, proc: psutil.Process) -> float:
     os.close(pidfd)
     proc.wait(5)
     return elapsed * 1000
+
+
+def cpu_percent(jobs: list[tuple[str, psutil.Process]], seconds: float) -> float:
+    time.sleep(1.0)  # past their start-up
+    before = [p.cpu_times() for _, p in jobs]
+    time.sleep(seconds)
+    after = [p.cpu_times() for _, p in jobs]
+    used = [(a.user + a.system) - (b.user + b.system) for a, b in zip(after, before, strict=True)]
+    return float(statistics.mean(used)) / seconds * 100
 
 
 def main() -> int:
@@ -113,6 +127,30 @@ def main() -> int:
         row("start overhead, wrapper, line with NAME=value", assign - direct, 25, "ms")
         row("start overhead, wrapper, line with a secret flag", secret - direct, 25, "ms")
         row("start overhead, corral run -c", human - direct, 100, "ms")
+        logs = Path(home) / "logs"
+        logs.mkdir()
+        with open(logs / "bench.log", "wb") as out:
+            start = time.perf_counter()
+            for _ in range(runs):
+                subprocess.run(sup("true", "3" * 32), stdout=out, stderr=out, check=False)
+            watched = (time.perf_counter() - start) / runs * 1000
+        row("start overhead, wrapper, output to a watched log", watched - direct, 25, "ms")
+        in_place = median_run(sup("true", "4" * 32, "--detached", "--async"), runs)
+        row("start overhead, wrapper, in place of CMD & (--async)", in_place - direct, 25, "ms")
+        writers = start_jobs(10, "while :; do echo line; sleep 0.1; done", logs)
+        try:
+            writing = cpu_percent(writers, idle_seconds)
+            quiet = start_jobs(10, "echo once; sleep 100000", logs)
+            try:
+                watching = cpu_percent(quiet, idle_seconds)
+            finally:
+                for _, proc in quiet:
+                    proc.kill()
+        finally:
+            for _, proc in writers:
+                proc.kill()
+        row("CPU per job, log watched, job idle", watching, 0.05, "%")
+        row("CPU per job, log watched, job writing 10 lines/s", writing, 0.5, "%")
         row("supervisor resident memory, RSS (max of 10)", rss, 10, "MB")
         row("supervisor proportional memory, PSS (max of 10)", pss, 10, "MB")
     return 0
