@@ -1,10 +1,13 @@
 """Supervisor benchmarks: each figure printed beside its target, as a ratio (≤ 1 is good).
 
-    .venv/bin/python -m bench.bench_supervisor [--quick]
+    .venv/bin/python -m bench.bench_supervisor [--quick] [--baseline SRC]
 
 Idle CPU of 10 supervised jobs over 20 s, stop latency (request to supervisor gone), start
 overhead over running the line directly (the wrapper the hook uses and `corral run -c`),
-and the supervisor's resident memory. Nothing here asserts: machines are noisy.
+and the supervisor's resident memory. Nothing here asserts: machines are noisy. With
+`--baseline SRC` (another tree's `src`, e.g. `git archive main src | tar -x -C /tmp/main`),
+the start overhead, stop latency and memory of that tree's supervisor are measured in the
+same run, interleaved, and each figure is printed as a ratio to the baseline's.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 
 
-def sup(line: str, token: str, *opts: str) -> list[str]:
-    return [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, *opts, "--", line]
+def sup(line: str, token: str, *opts: str, launcher: Path = SUPERVISOR) -> list[str]:
+    return [sys.executable, "-I", "-S", str(launcher), "--job", token, *opts, "--", line]
 
 
 def median_run(argv: list[str], n: int) -> float:
@@ -40,23 +43,29 @@ def median_run(argv: list[str], n: int) -> float:
 
 
 def start_jobs(
-    count: int, line: str = "sleep 100000", logs: Path | None = None
+    count: int,
+    launcher: Path = SUPERVISOR,
+    line: str = "sleep 100000",
+    logs: Path | None = None,
 ) -> list[tuple[str, psutil.Process]]:
     """`count` detached jobs; with `logs`, each one's output goes to a file there (which
     its supervisor watches, logwatch.py)."""
+    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
+    already = len(list(ledger.glob("*.stop")))
     jobs = []
     for _ in range(count):
         token = os.urandom(16).hex()
         out = open(logs / f"{token}.log", "wb") if logs else subprocess.DEVNULL  # noqa: SIM115
         proc = subprocess.Popen(
-            sup(line, token, "--detached"), stdout=out, stderr=subprocess.STDOUT
+            sup(line, token, "--detached", launcher=launcher),
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
         if logs:
             out.close()  # type: ignore[union-attr]
         jobs.append((token, psutil.Process(proc.pid)))
-    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and len(list(ledger.glob("*.stop"))) < count:
+    while time.monotonic() < deadline and len(list(ledger.glob("*.stop"))) < count + already:
         time.sleep(0.01)
     time.sleep(0.2)
     return jobs
@@ -87,10 +96,21 @@ def cpu_percent(jobs: list[tuple[str, psutil.Process]], seconds: float) -> float
     return float(statistics.mean(used)) / seconds * 100
 
 
+def watched_start(launcher: Path, logs: Path, token: str) -> float:
+    """One start of `true` whose output goes to a log file (its supervisor watches it)."""
+    with open(logs / "bench.log", "ab") as out:
+        start = time.perf_counter()
+        subprocess.run(sup("true", token, launcher=launcher), stdout=out, stderr=out, check=False)
+        return (time.perf_counter() - start) * 1000
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (for a smoke check)")
+    parser.add_argument("--baseline", type=Path, help="another tree's src folder to compare")
     args = parser.parse_args()
+    if args.baseline:
+        return compare(args.baseline / "corral" / "supervisor" / "launcher.py", args.quick)
     idle_seconds = 3.0 if args.quick else 20.0
     runs = 10 if args.quick else 30
     with tempfile.TemporaryDirectory() as home:
@@ -129,30 +149,75 @@ def main() -> int:
         row("start overhead, corral run -c", human - direct, 100, "ms")
         logs = Path(home) / "logs"
         logs.mkdir()
-        with open(logs / "bench.log", "wb") as out:
-            start = time.perf_counter()
-            for _ in range(runs):
-                subprocess.run(sup("true", "3" * 32), stdout=out, stderr=out, check=False)
-            watched = (time.perf_counter() - start) / runs * 1000
+        watched = statistics.median(watched_start(SUPERVISOR, logs, "3" * 32) for _ in range(runs))
         row("start overhead, wrapper, output to a watched log", watched - direct, 25, "ms")
         in_place = median_run(sup("true", "4" * 32, "--detached", "--async"), runs)
         row("start overhead, wrapper, in place of CMD & (--async)", in_place - direct, 25, "ms")
-        writers = start_jobs(10, "while :; do echo line; sleep 0.1; done", logs)
+        writers = start_jobs(10, line="while :; do echo line; sleep 0.1; done", logs=logs)
         try:
             writing = cpu_percent(writers, idle_seconds)
-            quiet = start_jobs(10, "echo once; sleep 100000", logs)
-            try:
-                watching = cpu_percent(quiet, idle_seconds)
-            finally:
-                for _, proc in quiet:
-                    proc.kill()
         finally:
             for _, proc in writers:
+                proc.kill()
+        quiet = start_jobs(10, line="echo once; sleep 100000", logs=logs)
+        try:
+            watching = cpu_percent(quiet, idle_seconds)
+        finally:
+            for _, proc in quiet:
                 proc.kill()
         row("CPU per job, log watched, job idle", watching, 0.05, "%")
         row("CPU per job, log watched, job writing 10 lines/s", writing, 0.5, "%")
         row("supervisor resident memory, RSS (max of 10)", rss, 10, "MB")
         row("supervisor proportional memory, PSS (max of 10)", pss, 10, "MB")
+    return 0
+
+
+def compare(baseline: Path, quick: bool) -> int:
+    """This tree's supervisor against `baseline`'s, interleaved in the same run."""
+    runs = 10 if quick else 40
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["CORRAL_HOME"] = home
+        os.environ["SHELL"] = "/bin/bash"
+        starts: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
+        watched: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
+        in_place: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
+        direct: list[float] = []
+        logs = Path(home) / "logs"
+        logs.mkdir()
+        for i in range(runs):
+            direct.append(median_run(["bash", "-c", "true"], 1))
+            for launcher, times in starts.items():
+                times.append(median_run(sup("true", f"{i:032x}", launcher=launcher), 1))
+                watched[launcher].append(watched_start(launcher, logs, f"{i + runs:032x}"))
+                async_ = sup("true", f"{i + 2 * runs:032x}", "--detached", "--async",
+                             launcher=launcher)  # fmt: skip
+                in_place[launcher].append(median_run(async_, 1))
+        figures: dict[Path, tuple[float, ...]] = {}
+        for launcher in (SUPERVISOR, baseline):
+            jobs = start_jobs(5, launcher)
+            try:
+                rss = max(p.memory_info().rss for _, p in jobs) / 1e6
+                latency = statistics.median(stop(token, proc) for token, proc in jobs)
+            finally:
+                for _, proc in jobs:
+                    if proc.is_running():
+                        proc.kill()
+            overhead = statistics.median(starts[launcher]) - statistics.median(direct)
+            figures[launcher] = (overhead, latency, rss)
+            figures[launcher] += (
+                statistics.median(watched[launcher]) - statistics.median(direct),
+                statistics.median(in_place[launcher]) - statistics.median(direct),
+            )
+        names = ("start overhead, wrapper", "stop latency (request -> gone)", "RSS (max of 5)",
+                 "start overhead, output to a log file", "start overhead, --async")  # fmt: skip
+        units = ("ms", "ms", "MB", "ms", "ms")
+        load = os.getloadavg()[0]
+        print(f"this tree's supervisor against {baseline} (same run, load {load:.1f})")
+        for at, (name, unit) in enumerate(zip(names, units, strict=True)):
+            row(f"{name}, this tree", figures[SUPERVISOR][at], None, unit)
+            row(f"{name}, baseline", figures[baseline][at], None, unit)
+            ratio = figures[SUPERVISOR][at] / max(figures[baseline][at], 1e-9)
+            row("  this tree / baseline", ratio, 1.0, "x")
     return 0
 
 

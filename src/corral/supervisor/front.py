@@ -12,9 +12,12 @@ child subreaper, and lives until every process of the job is gone) and only stan
 - `kill -KILL $!` kills the front, and the keeper kills CMD at once (as the signal would
   have), leaving the rest of the job supervised.
 
-The keeper tells the front, on a pipe: `pid PID TICKS` once CMD runs, `status WAITSTATUS`
-once it has reaped CMD. If the pipe closes without a status (the keeper ran the line
-unsupervised in its own place, or died), the keeper's own exit status is CMD's.
+The keeper tells the front, on a pipe: `pid PID TICKS` once CMD runs, then `status
+WAITSTATUS` once it has reaped CMD while other processes of the job run on, or `done
+WAITSTATUS` once CMD and the whole job have ended and the keeper is exiting (the front waits
+for it, so nothing of the job outlives `wait $!` that would not have without corral). If
+the pipe closes without a status (the keeper ran the line unsupervised in its own place, or
+died), the keeper's own exit status is CMD's.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import os
 import select
 
 from corral.lowlevel.procfs import start_ticks
+from corral.supervisor.system import release_stdio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,14 +35,6 @@ else:
     import _signal as signal
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-def release_stdio() -> None:
-    """Let go of the caller's stdin/stdout/stderr: the job keeps its own copies."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
 
 
 class _Command:
@@ -86,33 +82,41 @@ def run(keeper: int, status_fd: int, handled: tuple[int, ...], forwarded: tuple[
     poller = select.poll()
     poller.register(rfd, select.POLLIN)
     poller.register(status_fd, select.POLLIN)
-    pending = b""
+    told = b""
     reading = True  # until the keeper closes the pipe
+    early: list[int] = []  # signals for CMD that came before we knew it
     keeper_status: int | None = None
     while True:
-        for fd, _ in poller.poll():
-            if fd == rfd:
-                for sig in os.read(rfd, 512):
-                    if keeper_status is not None:
-                        continue
-                    if sig in forwarded and command.pid:
-                        command.signal(sig)
-                    elif sig in STOP_SIGNALS or sig in forwarded:
-                        os.kill(keeper, sig)  # our unreaped child: the pid is still its
-                continue
+        ready = {fd for fd, _ in poller.poll()}
+        if status_fd in ready:  # first: a signal that came with CMD's pid goes to CMD
             data = os.read(status_fd, 512)
             if not data:  # no status will come: the keeper's own is CMD's
                 poller.unregister(status_fd)
                 reading = False
-                continue
-            pending += data
-            while b"\n" in pending:
-                message, _, pending = pending.partition(b"\n")
+            told += data
+            while b"\n" in told:
+                message, _, told = told.partition(b"\n")
                 word, *numbers = message.split() or [b""]
                 if word == b"status" and len(numbers) == 1:
                     return int(numbers[0])
+                if word == b"done" and len(numbers) == 1:  # the keeper is ending too:
+                    _reap(keeper)  # `wait $!` returns once nothing of the job is left
+                    return int(numbers[0])
                 if word == b"pid" and len(numbers) == 2:
                     command.learn(int(numbers[0]), int(numbers[1]))
+                    for sig in early:
+                        command.signal(sig)
+                    early.clear()
+        if rfd in ready:
+            for sig in os.read(rfd, 512):
+                if keeper_status is not None:
+                    continue
+                if sig in forwarded and command.pid:
+                    command.signal(sig)
+                elif sig in forwarded and reading:
+                    early.append(sig)  # CMD is starting: the keeper tells us its pid next
+                elif sig in STOP_SIGNALS or sig in forwarded:
+                    os.kill(keeper, sig)  # our unreaped child: the pid is still its
         if keeper_status is None:
             try:
                 pid, status = os.waitpid(keeper, os.WNOHANG)
@@ -122,3 +126,10 @@ def run(keeper: int, status_fd: int, handled: tuple[int, ...], forwarded: tuple[
                 keeper_status = status
         if keeper_status is not None and not reading:
             return keeper_status
+
+
+def _reap(keeper: int) -> None:
+    try:
+        os.waitpid(keeper, 0)
+    except ChildProcessError:
+        pass

@@ -97,7 +97,7 @@ MULTI = [
     "read x < r; kill -HUP $!; wait $!; echo rc=$?",
     "mkfifo r; sh -c 'trap \"echo usr1; exit 5\" USR1; echo > r; while :; do sleep 0.05; done' "
     "& read x < r; kill -USR1 $!; wait $!; echo rc=$?",
-    "mkfifo r; sh -c 'echo > r; sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    "mkfifo r; sh -c 'echo > r; exec sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
     "sh -c 'exit 1' & wait $! || echo failed-as-expected",
     # `wait $!` returns when the command exits, not when what it left running does
     "sh -c '(sleep 0.5; echo late) & echo main' & wait $!; echo waited=$?",
@@ -211,7 +211,7 @@ def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path)
     command line, ending with the command, quoted, and its redirections. Nothing run later
     can change the text the calling shell prints; the rest of the notice (line, `$!`,
     signal name) and the exit status are as without corral."""
-    line = "sh -c 'sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+    line = "sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
     env = line_environment({"CORRAL_HOME": str(corral_home)})
     decision = decide(
         line, background=False, cwd="/", home="/", wrapper=WRAPPER, extra_runners=EXTRA
@@ -226,6 +226,6 @@ def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path)
         notices.append(re.sub(rb": +" + bang + rb" ", b": $! ", err))  # bash pads the pid
     as_written, rewritten = notices
     padded = b"/bin/bash: line 1: $! Hangup                  "
-    assert as_written == padded + b"sh -c 'sleep 5' > /dev/null\n"
+    assert as_written == padded + b"sh -c 'exec sleep 5' > /dev/null\n"
     assert rewritten == padded + moved.encode() + b" > /dev/null\n"
-    assert moved.endswith(" --async -- 'sh -c '\\''sleep 5'\\'''")  # the command, quoted
+    assert moved.endswith(" --async -- 'sh -c '\\''exec sleep 5'\\'''")  # the command, quoted
