@@ -96,6 +96,16 @@ def cpu_percent(jobs: list[tuple[str, psutil.Process]], seconds: float) -> float
     return float(statistics.mean(used)) / seconds * 100
 
 
+def watched_cpu(line: str, logs: Path, seconds: float) -> float:
+    """CPU per supervisor of 10 jobs running `line` with their output to a watched log."""
+    jobs = start_jobs(10, line=line, logs=logs)
+    try:
+        return cpu_percent(jobs, seconds)
+    finally:
+        for token, proc in jobs:
+            stop(token, proc)  # the whole job, not only its supervisor
+
+
 def watched_start(launcher: Path, logs: Path, token: str) -> float:
     """One start of `true` whose output goes to a log file (its supervisor watches it)."""
     with open(logs / "bench.log", "ab") as out:
@@ -153,18 +163,8 @@ def main() -> int:
         row("start overhead, wrapper, output to a watched log", watched - direct, 25, "ms")
         in_place = median_run(sup("true", "4" * 32, "--detached", "--async"), runs)
         row("start overhead, wrapper, in place of CMD & (--async)", in_place - direct, 25, "ms")
-        writers = start_jobs(10, line="while :; do echo line; sleep 0.1; done", logs=logs)
-        try:
-            writing = cpu_percent(writers, idle_seconds)
-        finally:
-            for _, proc in writers:
-                proc.kill()
-        quiet = start_jobs(10, line="echo once; sleep 100000", logs=logs)
-        try:
-            watching = cpu_percent(quiet, idle_seconds)
-        finally:
-            for _, proc in quiet:
-                proc.kill()
+        writing = watched_cpu("while :; do echo line; sleep 0.1; done", logs, idle_seconds)
+        watching = watched_cpu("echo once; sleep 100000", logs, idle_seconds)
         row("CPU per job, log watched, job idle", watching, 0.05, "%")
         row("CPU per job, log watched, job writing 10 lines/s", writing, 0.5, "%")
         row("supervisor resident memory, RSS (max of 10)", rss, 10, "MB")
