@@ -6,6 +6,11 @@ grows it writes one index entry (joblog.py says what an entry means), stops watc
 a second, and looks again: still growing, it writes an entry and waits another second;
 quiet, it writes a last entry and watches again. So a job that writes all the time costs one
 wake-up a second. The size cap (`--log-cap`, corral's own logs only) is kept at each look.
+
+Each watch holds one inotify instance for the job's life, and Linux allows a user 128 by
+default (fs.inotify.max_user_instances): past that, a job's log is not watched (a line in
+corral's log says so), `corral logs --since` has no index for it, and its cap is kept when
+corral reads or lists it, as for the tmux backend.
 """
 
 from __future__ import annotations
