@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.helpers import LAUNCHER, corral, corral_json, wait_for
 
@@ -99,3 +101,48 @@ def test_the_index_is_sparse(corral_home: Path, tmp_path: Path) -> None:
     assert seconds == sorted(seconds)
     span = seconds[-1] - seconds[0]
     assert len(entries) <= 2 * (span + 2), entries  # a start, and ≤ 2 a second after it
+
+
+def test_a_job_without_an_index_says_since_cannot_be_answered(
+    corral_home: Path, tmp_path: Path
+) -> None:
+    from tests.helpers import ledger_record
+
+    log = tmp_path / "out.log"
+    log.write_text("one\ntwo\n")
+    job = ledger_record(corral_home, log=str(log))
+    assert corral("logs", job[:8]).stdout == "one\ntwo\n"
+    answer = corral("logs", job[:8], "--since", "5m")
+    assert answer.returncode == 1, answer.stderr
+    assert (
+        f"job {job[:8]} has no record of when its output was written (its supervisor kept "
+        "none: the tmux backend, an older corral, or the user's inotify instances ran out); "
+        "--since cannot be answered, -n can"
+    ) in answer.stderr
+
+
+def test_since_reads_durations_and_times() -> None:
+    from datetime import datetime
+
+    from corral.cli.logs import since_seconds
+
+    now = 1_800_000_000.0
+    assert since_seconds("30s", now) == now - 30
+    assert since_seconds("90", now) == now - 90
+    assert since_seconds("1.5m", now) == now - 90
+    assert since_seconds("2h", now) == now - 7200
+    assert since_seconds("1d", now) == now - 86400
+    assert since_seconds("2026-01-31T14:05", now) == datetime(2026, 1, 31, 14, 5).timestamp()
+    today = datetime.fromtimestamp(now).replace(hour=9, minute=30, second=0, microsecond=0)
+    assert since_seconds("09:30", now) == today.timestamp()
+
+
+@given(st.text(max_size=40))
+def test_since_never_fails_but_as_a_usage_error(text: str) -> None:
+    from corral.cli.logs import since_seconds
+    from corral.errors import UsageError
+
+    try:
+        assert isinstance(since_seconds(text, 1_800_000_000.0), float)
+    except UsageError:
+        pass

@@ -89,7 +89,7 @@ def since_seconds(text: str, now: float | None = None) -> float:
             today = datetime.fromtimestamp(now).date().isoformat()
             return datetime.fromisoformat(f"{today}T{text}").timestamp()
         return datetime.fromisoformat(text).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):  # not a time, or one no clock can hold
         raise UsageError(
             f"--since takes a duration (30s, 5m, 2h) or a time (2026-01-31T14:05), not {text!r}"
         ) from None

@@ -35,8 +35,8 @@ class NoTimes(CorralError):
     def __init__(self, record: JobRecord) -> None:
         super().__init__(
             f"job {record.id[:8]} has no record of when its output was written (its "
-            "supervisor kept none: the tmux backend, or an older corral); --since cannot "
-            "be answered, -n can"
+            "supervisor kept none: the tmux backend, an older corral, or the user's inotify "
+            "instances ran out); --since cannot be answered, -n can"
         )
 
 
