@@ -6,7 +6,9 @@ targets (issue 4). Runs are interleaved with the baseline so that load hits both
 - a line decided without the grammar: ≤ 1.5 times `python -I -S -c pass` measured in the same run;
 - a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms;
 - a foreground line that sends a server to the background mid-line, rewritten in place
-  (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line.
+  (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line;
+- the Codex and Gemini hooks (surfaces/agents) on a line decided without the grammar: the
+  Claude hook's budget, ≤ 1.5 times the baseline (issue 16).
 With `--baseline SRC` (another tree's `src`, e.g. `git archive main src | tar -x -C /tmp/m`)
 that tree's hook runs the wrapped line too, interleaved, and the ratio of the two is printed:
 "no worse than before" measured in one run, whatever the machine's load.
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 from bench._report import row
+from corral.surfaces.agents import run_hook
 from corral.surfaces.claude import hook
 
 
@@ -62,6 +65,17 @@ def main() -> int:
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)
         base, fast, wrapped, midline, other = [], [], [], [], []
+        codex: list[float] = []
+        gemini: list[float] = []
+        shell_call = json.loads(plain)["tool_input"]["command"]
+        call = {"session_id": "b", "cwd": tmp}
+        codex_plain = json.dumps(
+            {**call, "tool_name": "Bash", "tool_input": {"command": shell_call}}
+        ).encode()
+        gemini_input = {"command": shell_call, "dir_path": ""}
+        gemini_plain = json.dumps(
+            {**call, "tool_name": "run_shell_command", "tool_input": gemini_input}
+        ).encode()
         other_launcher = Path(args.baseline or ".") / "corral/surfaces/claude/run_hook.py"
         other_argv = [*argv[:-2], str(other_launcher), argv[-1]]
         other_env = {**env, "CORRAL_HOME": str(Path(tmp) / "home-baseline")}
@@ -70,6 +84,8 @@ def main() -> int:
         for i in range(args.runs):
             base.append(_time(baseline_argv, b"", env)[0])
             fast.append(_time(argv, plain, env)[0])
+            codex.append(_time(run_hook.command("codex", "pre-tool-use"), codex_plain, env)[0])
+            gemini.append(_time(run_hook.command("gemini", "before-tool"), gemini_plain, env)[0])
             folder = Path(tmp) / f"p{i}"
             folder.mkdir()
             Path(str(folder) + "m").mkdir()
@@ -103,6 +119,10 @@ def main() -> int:
             row("  this tree / that tree", w / o, 1.0, "x")
         row("hook, mid-line `npm run dev & sleep 2; curl …` in place, p50", m, 80, "ms")
         row("  as a multiple of the wrapped line", m / w, 1.0, "x")
+        for name, runs in (("Codex", codex), ("Gemini", gemini)):
+            p50 = statistics.median(runs)
+            row(f"{name} hook, line decided without the grammar, p50", p50, None, "ms")
+            row("  as a multiple of the baseline", p50 / b, 1.5, "x")
     return 0
 
 

@@ -22,6 +22,7 @@ from corral.service.hooks import admit_line, started_context
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 
 __all__ = ["admit_line", "started_context"]
@@ -74,11 +75,17 @@ def decide(
     home: str,
     leave_group: bool = False,
     holder: "int | None" = None,
+    call: "str | None" = None,
 ) -> Verdict:
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
     whole line under a supervisor given `--session` (the agent's shell children may carry no
-    session variable) and the agent's name; `leave_group`: see `core.shell.plan.decide`.
+    session variable) and the agent's name. `leave_group`: a line sent to the background whole
+    returns only once its supervisor leads a group of its own, its output in corral's log of
+    the job (`core.shell.plan.decide`'s `detach_to`). `call`: what tells this tool call
+    from the session's others (the agent's call id, or its time and input): of two copies
+    of corral's hook (user and project scope), only the first to claim the call decides
+    (`hook.first_copy`), else the second would refuse the server the first is starting.
     `home` is corral's state folder. Never raises for a line it cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
@@ -93,8 +100,20 @@ def decide(
 
     if cwd is None or not os.path.isdir(cwd):
         return PASSED
+    if call and session:
+        from corral.lowlevel.redact import command_digest
+
+        claim = {
+            "session_id": command_digest(session)[:32],
+            "tool_use_id": command_digest(call)[:32],
+        }
+        if not hook.first_copy(home, f"{agent}-pre-tool", claim):
+            return PASSED
     hook._site()
     hook._pin_home(home)
+    detach_to = None
+    if leave_group:
+        detach_to = locations.ensure_private(os.path.join(home, "logs"))
     decision = admit_line(
         line,
         cwd=cwd,
@@ -102,7 +121,7 @@ def decide(
         session=session,
         agent=agent,
         holder=holder,
-        leave_group=leave_group,
+        detach_to=detach_to,
     )
     if decision.action == "refuse" and decision.refusal:
         return Verdict(DENY, reason=decision.refusal)
@@ -132,7 +151,8 @@ def briefing(
 
 def session_ended(session: "str | None", home: str) -> None:
     """A session ended (SessionEnd): with the `terminate` policy, stop its jobs in the
-    background. Once per session, however often the agent says so (Gemini says it twice)."""
+    background. Said again within ENDED_SECONDS (Gemini says it twice on /quit) it is acted
+    on once; a resumed session that ends later is acted on again."""
     if not session:
         return
     from corral.surfaces.claude import hook
@@ -141,24 +161,55 @@ def session_ended(session: "str | None", home: str) -> None:
     hook._pin_home(home)
     from corral import config
 
-    if config.session_end() != "terminate":
+    if config.session_end() != "terminate" or not _first_end(session, home):
         return
-    import os
-
-    from corral.lowlevel.redact import command_digest
-
-    folder = os.path.join(home, "ended-sessions")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    try:
-        fd = os.open(
-            os.path.join(folder, command_digest(session)[:32]), os.O_CREAT | os.O_EXCL, 0o600
-        )
-    except FileExistsError:
-        return  # already told
-    os.close(fd)
     from corral.surfaces.claude.events import stop_in_background
 
     stop_in_background(session)
+
+
+ENDED_SECONDS = 30.0
+
+
+def _first_end(session: str, home: str) -> bool:
+    """Whether this is the first SessionEnd of `session` in ENDED_SECONDS (a marker file,
+    created exclusively, so of two told at once one acts)."""
+    import os
+    import time
+
+    from corral.lowlevel import locations
+    from corral.lowlevel.redact import command_digest
+
+    folder = locations.ensure_private(os.path.join(home, "ended-sessions"))
+    path = os.path.join(folder, command_digest(session)[:32])
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            _forget_old_ends(folder, time.time() - ENDED_SECONDS)
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - os.stat(path).st_mtime < ENDED_SECONDS:
+                    return False
+                os.unlink(path)  # an end long ago: this session was resumed since
+            except FileNotFoundError:
+                pass
+    return False
+
+
+def started_note(command: "str | None", home: str) -> "str | None":
+    """After a call corral rewrote (PostToolUse): the server's URL once it listens, or how
+    the job ended at start with its last lines (surfaces/claude/started.py); None for a
+    line corral did not rewrite, or nothing worth saying."""
+    from corral.surfaces.claude import hook
+
+    if not isinstance(command, str) or not hook.rewritten_by_corral(command):
+        return None
+    hook._site()
+    hook._pin_home(home)
+    from corral.surfaces.claude import started
+
+    return started.note(command)
 
 
 def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:
@@ -183,6 +234,36 @@ def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., s
         sys.stdout.write(out)
         sys.stdout.flush()
     return 0
+
+
+def _forget_old_ends(folder: str, before: float) -> None:
+    """Remove the markers of ends older than `before`: they decide nothing any more."""
+    import os
+
+    for entry in os.scandir(folder):
+        try:
+            if entry.stat().st_mtime < before:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def shell_call(payload: "dict[str, Any]", tool: str) -> "tuple[dict[str, Any], str] | None":
+    """The arguments and the command line of `payload` when it is a call of the agent's shell
+    tool `tool`; None for any other tool or shape."""
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") != tool or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    return (tool_input, command) if isinstance(command, str) else None
+
+
+def context_answer(hook_event: str, text: "str | None") -> "str | None":
+    """The answer that gives the model `text` (`hookSpecificOutput.additionalContext`, read
+    by Codex, Gemini and Claude Code alike); None without text."""
+    if not text:
+        return None
+    return to_json({"hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": text}})
 
 
 def to_json(value: object) -> str:
