@@ -223,7 +223,8 @@ class Supervisor:
         self.child = pid
         if self.in_place:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
-        self._tell_front(f"pid {pid} {start_ticks(pid) or 0}\n")
+        if self.front_fd is not None:
+            self._tell_front(f"pid {pid} {start_ticks(pid) or 0}\n")
 
     def _tell_front(self, message: str, last: bool = False) -> None:
         if self.front_fd is None:

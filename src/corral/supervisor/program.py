@@ -156,7 +156,6 @@ def main(argv: list[str] | None = None) -> int:
     sup.become_subreaper()
     watched = opts["mode"] == "task" or sup.front_fd is not None
     parent_fd = sup.watch_parent() if watched else None
-    sup.watch_log()
     sup.spawn()
     if sup.parent_gone_early:
         if sup.front_fd is not None:
@@ -168,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             os.write(ready_fd, f"ok {sup.token}\n".encode())
         finally:
             os.close(ready_fd)
+    sup.watch_log()  # after the start: the job and its caller do not wait for it
     release_stdio()
     sup.give_back_memory()
     sup.loop(rfd, fifo, parent_fd)
