@@ -226,9 +226,9 @@ def first_copy(home: str, event: str, payload: "dict[str, Any]") -> bool:
         except FileNotFoundError:
             if attempt:
                 return True
-            from corral.lowlevel.locations import ensure_private
+            from corral.lowlevel import locations
 
-            ensure_private(folder)  # and the home, 0700 (makedirs: the umask's mode)
+            locations.ensure_private(folder)  # corral's home too, private, as everywhere
             continue
         break
     _forget_old_claims(folder)
