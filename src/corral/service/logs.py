@@ -130,6 +130,15 @@ def since_offset(record: JobRecord, when: float) -> int:
     entries = read_times(times_file(corral_logs_dir(), record.id))
     if entries is None:
         raise NoTimes(record)
+    path = log_path(record)
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        st = None
+    if st is not None and when > st.st_mtime:
+        # nothing was written since: the index's grain (the last entry may be older than
+        # the bytes after it) must not hand back lines written before `when`
+        return dropped_bytes(path) + st.st_size if path else 0
     return offset_since(entries, when)
 
 
