@@ -117,10 +117,20 @@ class Terminal:
                 raise ScreenTimeout(f"the screen never showed {want!r}; it shows:\n{shown}")
             time.sleep(0.2)
 
-    def wait_for_turns(self, used: int, timeout: float = 90.0) -> None:
-        """Until the model's script has given `used` turns and the CLI is idle again."""
+    def wait_for_turns(
+        self, used: int, timeout: float = 90.0, still_asking: tuple[str, ...] = ()
+    ) -> None:
+        """Until the model's script has given `used` turns and the CLI is idle again. A dialog
+        showing one of `still_asking` after it was answered (the key was dropped: seen on a
+        busy machine) is answered again with Enter."""
         deadline = time.monotonic() + timeout
         while self.api.turns_used < used:
+            shown = self.screen() if still_asking else ""
+            if "Do you want to proceed?" in shown and any(q in shown for q in still_asking):
+                time.sleep(1.0)  # the dialog may be closing: look again before pressing
+                shown = self.screen()
+                if "Do you want to proceed?" in shown and any(q in shown for q in still_asking):
+                    self.press("Enter")
             if time.monotonic() > deadline:
                 raise ScreenTimeout(
                     f"{self.api.turns_used} of {used} turns taken; the screen:\n{self.screen()}"
@@ -142,6 +152,20 @@ class Terminal:
             except ScreenTimeout:
                 if time.monotonic() > deadline:
                     raise
+
+    def answer(self, question: str, key: str = "Enter", tries: int = 5) -> None:
+        """Press `key` until the dialog showing `question` is gone: a key sent while the
+        dialog is still being drawn (seen on a busy machine) can be dropped."""
+        for _ in range(tries):
+            self.press(key)
+            deadline = time.monotonic() + 3.0
+            gone = 0  # a screen caught mid-redraw can miss the dialog: gone three times running
+            while time.monotonic() < deadline:
+                gone = gone + 1 if question not in self.screen() else 0
+                if gone == 3:
+                    return
+                time.sleep(0.2)
+        raise ScreenTimeout(f"the dialog {question!r} stayed open; the screen:\n{self.screen()}")
 
     def press(self, *keys: str) -> None:
         self.tmux("send-keys", *keys)

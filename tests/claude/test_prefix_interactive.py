@@ -94,8 +94,9 @@ def test_interactive_session_supervises_lists_refuses_asks_denies_and_stops(
             asking = term.wait_for(f"Rule Bash({line}) from shared project settings")
             assert f"Rule Bash({line}) from shared project settings {says}" in asking
             assert "Do you want to proceed?" in term.wait_for("❯ 1. Yes")
-            term.press("Enter")  # 1. Yes
-        term.wait_for_turns(first_prompt)
+            term.answer(f"Rule Bash({line}) from shared project settings")  # 1. Yes
+        questions = tuple(f"Rule Bash({line}) from shared project settings" for line in asked)
+        term.wait_for_turns(first_prompt, still_asking=questions)
         # corral's status line, run by Claude Code through the prefix, shows the servers
         shown = " ".join(f":{p}" for p in sorted(ports))
         term.wait_for(f"⚙ {len(ports)} running · {shown} · /procs")
