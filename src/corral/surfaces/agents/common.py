@@ -23,6 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from corral.core.shell.plan import Decision
+
 
 __all__ = ["admit_line", "started_context"]
 
@@ -33,9 +35,10 @@ DENY = "deny"
 
 class Verdict:
     """What to do with one line: `action` is PASS, REWRITE (`command` replaces the line;
-    `context` tells the model what corral started) or DENY (`reason`, for the model)."""
+    `context` tells the model what corral started; `lines` are the commands it runs under a
+    supervisor, as the agent wrote them) or DENY (`reason`, for the model)."""
 
-    __slots__ = ("action", "command", "context", "reason")
+    __slots__ = ("action", "command", "context", "lines", "reason")
 
     def __init__(
         self,
@@ -43,11 +46,13 @@ class Verdict:
         command: "str | None" = None,
         reason: "str | None" = None,
         context: "str | None" = None,
+        lines: "tuple[str, ...]" = (),
     ) -> None:
         self.action = action
         self.command = command
         self.reason = reason
         self.context = context
+        self.lines = lines
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Verdict) and all(
@@ -55,7 +60,7 @@ class Verdict:
         )
 
     def __hash__(self) -> int:
-        return hash((self.action, self.command, self.reason, self.context))
+        return hash((self.action, self.command, self.reason, self.context, self.lines))
 
     def __repr__(self) -> str:
         return f"Verdict({self.action!r}, command={self.command!r}, reason={self.reason!r})"
@@ -74,12 +79,15 @@ def decide(
     home: str,
     leave_group: bool = False,
     holder: "int | None" = None,
+    reserve: bool = True,
 ) -> Verdict:
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
     whole line under a supervisor given `--session` (the agent's shell children may carry no
     session variable) and the agent's name; `leave_group`: see `core.shell.plan.decide`.
-    `home` is corral's state folder. Never raises for a line it cannot read: PASSED."""
+    `home` is corral's state folder. `reserve` False: the caller will not run the rewrite
+    (an agent that can only deny), so no start is reserved for it. Never raises for a line
+    it cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
     if len(line) > hook.LINE_LIMIT or hook.rewritten_by_corral(line):
@@ -103,12 +111,29 @@ def decide(
         agent=agent,
         holder=holder,
         leave_group=leave_group,
+        reserve=reserve,
     )
     if decision.action == "refuse" and decision.refusal:
         return Verdict(DENY, reason=decision.refusal)
     if decision.action == "wrap" and decision.rewritten:
-        return Verdict(REWRITE, command=decision.rewritten, context=started_context(decision))
+        context = started_context(decision)
+        lines = supervised_lines(line, decision)
+        return Verdict(REWRITE, command=decision.rewritten, context=context, lines=lines)
     return PASSED
+
+
+def supervised_lines(line: str, decision: "Decision") -> "tuple[str, ...]":
+    """The commands a wrapped `line` runs under supervisors, as written in it: each command
+    sent to the background mid-line, or the whole line (less a trailing `&`)."""
+    if decision.in_place:
+        raw = line.encode("utf-8")
+        return tuple(raw[w.start : w.end].decode("utf-8") for w in decision.in_place)
+    import shlex
+
+    words = shlex.split(decision.rewritten or "")
+    if words[-1:] == ["&"]:
+        words.pop()
+    return (words[-1].rstrip(),) if len(words) > 1 and words[-2] == "--" else ()
 
 
 def briefing(
