@@ -114,12 +114,14 @@ def test_second_copy_is_denied_naming_the_job_and_its_port(
 def test_rewrite_names_the_supervised_commands_as_written(tmp_path: Path) -> None:
     # An agent that cannot rewrite (Qwen Code) tells the model what to run under corral.
     line = f"python3 -m http.server {free_port()}"
-    assert decide(line, tmp_path, background=True)["lines"] == [line]
+    verdict = decide(line, tmp_path, background=True)
+    assert (verdict["lines"], verdict["mode"]) == ([line], "task")
     quoted = f"cd web && FOO='a b' python3 -m http.server {free_port()} > 'the log' 2>&1"
     (tmp_path / "web").mkdir()
     assert decide(f"{quoted} &", tmp_path)["lines"] == [quoted]
     midline = "npm run dev & tsc -w & sleep 2; curl localhost:3000"
-    assert decide(midline, tmp_path)["lines"] == ["npm run dev", "tsc -w"]
+    verdict = decide(midline, tmp_path)
+    assert (verdict["lines"], verdict["mode"]) == (["npm run dev", "tsc -w"], "in-place")
     assert decide("ls", tmp_path)["lines"] == []
 
 

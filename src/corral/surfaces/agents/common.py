@@ -36,9 +36,10 @@ DENY = "deny"
 class Verdict:
     """What to do with one line: `action` is PASS, REWRITE (`command` replaces the line;
     `context` tells the model what corral started; `lines` are the commands it runs under a
-    supervisor, as the agent wrote them) or DENY (`reason`, for the model)."""
+    supervisor, as the agent wrote them; `mode`: the supervisor's, `in-place` when only
+    commands sent to the background mid-line are) or DENY (`reason`, for the model)."""
 
-    __slots__ = ("action", "command", "context", "lines", "reason")
+    __slots__ = ("action", "command", "context", "lines", "mode", "reason")
 
     def __init__(
         self,
@@ -46,13 +47,16 @@ class Verdict:
         command: "str | None" = None,
         reason: "str | None" = None,
         context: "str | None" = None,
+        *,
         lines: "tuple[str, ...]" = (),
+        mode: "str | None" = None,
     ) -> None:
         self.action = action
         self.command = command
         self.reason = reason
         self.context = context
         self.lines = lines
+        self.mode = mode
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Verdict) and all(
@@ -60,7 +64,7 @@ class Verdict:
         )
 
     def __hash__(self) -> int:
-        return hash((self.action, self.command, self.reason, self.context, self.lines))
+        return hash((self.action, self.command, self.reason, self.context, self.lines, self.mode))
 
     def __repr__(self) -> str:
         return f"Verdict({self.action!r}, command={self.command!r}, reason={self.reason!r})"
@@ -118,7 +122,9 @@ def decide(
     if decision.action == "wrap" and decision.rewritten:
         context = started_context(decision)
         lines = supervised_lines(line, decision)
-        return Verdict(REWRITE, command=decision.rewritten, context=context, lines=lines)
+        return Verdict(
+            REWRITE, decision.rewritten, context=context, lines=lines, mode=decision.mode
+        )
     return PASSED
 
 
