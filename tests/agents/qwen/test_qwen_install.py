@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from corral.surfaces.agents import install_qwen, run_hook
 from corral.surfaces.claude.install import InstallError
 
-THEIRS = {
+THEIRS: dict[str, Any] = {
     "model": {"name": "qwen3-coder-plus"},
     "hooks": {
         "PreToolUse": [{"matcher": "write_file", "hooks": [{"type": "command",
