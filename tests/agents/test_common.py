@@ -122,6 +122,7 @@ def test_rewrite_names_the_supervised_commands_as_written(tmp_path: Path) -> Non
     midline = "npm run dev & tsc -w & sleep 2; curl localhost:3000"
     verdict = decide(midline, tmp_path)
     assert (verdict["lines"], verdict["mode"]) == (["npm run dev", "tsc -w"], "in-place")
+    assert decide("sleep 300 &", tmp_path, leave_group=True)["lines"] == ["sleep 300"]
     assert decide("ls", tmp_path)["lines"] == []
 
 

@@ -136,10 +136,11 @@ def supervised_lines(line: str, decision: "Decision") -> "tuple[str, ...]":
         return tuple(raw[w.start : w.end].decode("utf-8") for w in decision.in_place)
     import shlex
 
+    # The line is the word after the supervisor's `--` (whatever shell text is around it:
+    # a trailing `&`, a handshake); no word after the line is `--`.
     words = shlex.split(decision.rewritten or "")
-    if words[-1:] == ["&"]:
-        words.pop()
-    return (words[-1].rstrip(),) if len(words) > 1 and words[-2] == "--" else ()
+    marks = [at for at, word in enumerate(words) if word == "--"]
+    return (words[marks[-1] + 1].rstrip(),) if marks and marks[-1] + 1 < len(words) else ()
 
 
 def briefing(
