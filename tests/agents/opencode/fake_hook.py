@@ -12,7 +12,7 @@ command = request["args"]["command"]
 if "DENY" in command:
     print(json.dumps({"deny": "corral refused: a copy already runs"}))
 elif "REWRITE" in command:
-    print(json.dumps({"command": "supervised " + command}))
+    print(json.dumps({"command": "supervised " + command, "context": "corral supervises it"}))
 elif "GARBAGE" in command:
     print("this is not JSON")
 elif "CRASH" in command:

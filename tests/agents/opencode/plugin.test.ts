@@ -10,15 +10,19 @@ const LOG = process.env.FAKE_HOOK_LOG as string
 async function call(tool: string, args: Record<string, unknown>) {
   writeFileSync(LOG, "")
   const hooks = await CorralPlugin({ directory: "/project", worktree: "/" })
+  const input = { tool, sessionID: "ses_1", callID: "call_1" }
   const output = { args: { ...args } }
   let thrown: unknown = null
   try {
-    await hooks["tool.execute.before"]({ tool, sessionID: "ses_1", callID: "call_1" }, output)
+    await hooks["tool.execute.before"](input, output)
   } catch (error) {
     thrown = error
   }
   const requests = readFileSync(LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
-  return { args: output.args, thrown, requests }
+  // What the model reads back: the tool's output, after the plugin's tool.execute.after.
+  const result = { title: "t", metadata: {}, output: "served\n" }
+  if (thrown === null) await hooks["tool.execute.after"]({ ...input, args: output.args }, result)
+  return { args: output.args, thrown, requests, output: result.output }
 }
 
 test("sends the call as one JSON object and keeps a line corral passes", async () => {
@@ -26,15 +30,17 @@ test("sends the call as one JSON object and keeps a line corral passes", async (
   const got = await call("bash", args)
   expect(got.thrown).toBeNull()
   expect(got.args).toEqual(args)
+  expect(got.output).toBe("served\n")
   expect(got.requests).toEqual([
     { tool: "bash", sessionID: "ses_1", callID: "call_1", args, directory: "/project", worktree: "/" },
   ])
 })
 
-test("a rewrite replaces the command and keeps every other argument", async () => {
+test("a rewrite replaces the command, keeps every other argument, tells the model", async () => {
   const got = await call("bash", { command: "npm run dev REWRITE &", description: "d", timeout: 5 })
   expect(got.thrown).toBeNull()
   expect(got.args).toEqual({ command: "supervised npm run dev REWRITE &", description: "d", timeout: 5 })
+  expect(got.output).toBe("served\n\n\ncorral supervises it")
 })
 
 test("a refusal throws with the reason the model reads", async () => {
@@ -49,6 +55,7 @@ for (const word of ["GARBAGE", "CRASH", "NULL"]) {
     const got = await call("bash", { command: `npm run dev ${word}` })
     expect(got.thrown).toBeNull()
     expect(got.args).toEqual({ command: `npm run dev ${word}` })
+    expect(got.output).toBe("served\n")
     expect(got.requests.length).toBe(1)
   })
 }

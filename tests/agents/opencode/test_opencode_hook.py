@@ -36,8 +36,9 @@ def tool_before(command: Any, directory: Path | str, **args: Any) -> dict[str, A
 def test_background_line_is_rewritten_carrying_the_session(tmp_path: Path) -> None:
     line = f"python3 -m http.server {free_port()} --bind 127.0.0.1"
     out = output(run("opencode", "tool-before", tool_before(f"{line} &", tmp_path)))
-    assert set(out) == {"command"}
+    assert set(out) == {"command", "context"}
     command = out["command"]
+    assert out["context"].startswith("corral supervises `") and SESSION not in out["context"]
     assert words_after(command, "--session") == SESSION  # opencode's shells carry none
     assert words_after(command, "--meta") == "agent=opencode"
     assert "--detached" in command.split() and f"-- '{line} '" in command
@@ -125,4 +126,4 @@ def test_any_payload_gets_a_plugin_answer_or_nothing(
     if "deny" in out:
         assert set(out) == {"deny"} and out["deny"].startswith("corral refused: ")
         return
-    assert set(out) == {"command"} and command.rstrip(" &") in out["command"]
+    assert set(out) == {"command", "context"} and command.rstrip(" &") in out["command"]

@@ -9,7 +9,8 @@ refuses the call (the model reads the error's message). corral's plugin is thin 
 (opencode_plugin.ts, written by `corral install opencode`): for each `bash` call it sends
 this program `{"tool", "sessionID", "callID", "args", "directory", "worktree"}` (`args` as
 the model wrote them: `command`, `description`, and `workdir`, `timeout` when given) and
-follows the answer: `{"command": …}` replaces the line (it runs under corral's supervisor),
+follows the answer: `{"command": …, "context": …}` replaces the line (it runs under corral's
+supervisor) and adds the context to the call's output (what corral started, for the model),
 `{"deny": reason}` refuses the call, nothing runs it as written. The line is read here, by
 the same code as every other agent's, never in TypeScript.
 
@@ -65,7 +66,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     if verdict.action == common.DENY:
         return common.to_json({"deny": verdict.reason})
     if verdict.action == common.REWRITE:
-        return common.to_json({"command": verdict.command})
+        return common.to_json({"command": verdict.command, "context": verdict.context})
     return None
 
 

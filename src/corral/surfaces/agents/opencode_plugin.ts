@@ -4,7 +4,9 @@
 // hook program (the command below, written at install time) as one JSON object on stdin:
 //   {"tool", "sessionID", "callID", "args", "directory", "worktree"}
 // and follows the answer on stdout:
-//   {"command": "..."}  run this line instead (the job runs under corral's supervisor)
+//   {"command": "...", "context": "..."}  run this line instead (the job runs under
+//                       corral's supervisor); the context is added to the call's output,
+//                       so the model reads what corral started
 //   {"deny": "..."}     refuse the call; the model reads the reason
 //   nothing             run the line as written
 // Whatever goes wrong on the way (no corral, a crash, a slow answer, an answer it cannot
@@ -14,7 +16,7 @@
 const HOOK: string[] = __CORRAL_HOOK__
 const TIMEOUT_MS = 30_000
 
-type Answer = { command?: unknown; deny?: unknown }
+type Answer = { command?: unknown; deny?: unknown; context?: unknown }
 
 async function ask(request: unknown): Promise<Answer | null> {
   try {
@@ -50,22 +52,33 @@ async function ask(request: unknown): Promise<Answer | null> {
   }
 }
 
-export const CorralPlugin = async (ctx: { directory?: string; worktree?: string }) => ({
-  "tool.execute.before": async (
-    input: { tool: string; sessionID?: string; callID?: string },
-    output: { args: Record<string, unknown> },
-  ) => {
-    if (input.tool !== "bash" || typeof output?.args?.command !== "string") return
-    const answer = await ask({
-      tool: input.tool,
-      sessionID: input.sessionID,
-      callID: input.callID,
-      args: output.args,
-      directory: ctx?.directory,
-      worktree: ctx?.worktree,
-    })
-    if (answer === null) return
-    if (typeof answer.deny === "string") throw new Error(answer.deny)
-    if (typeof answer.command === "string") output.args.command = answer.command
-  },
-})
+export const CorralPlugin = async (ctx: { directory?: string; worktree?: string }) => {
+  const told = new Map<string, string>() // callID -> what corral started, for the model
+  return {
+    "tool.execute.before": async (
+      input: { tool: string; sessionID?: string; callID?: string },
+      output: { args: Record<string, unknown> },
+    ) => {
+      if (input.tool !== "bash" || typeof output?.args?.command !== "string") return
+      const answer = await ask({
+        tool: input.tool,
+        sessionID: input.sessionID,
+        callID: input.callID,
+        args: output.args,
+        directory: ctx?.directory,
+        worktree: ctx?.worktree,
+      })
+      if (answer === null) return
+      if (typeof answer.deny === "string") throw new Error(answer.deny)
+      if (typeof answer.command !== "string") return
+      output.args.command = answer.command
+      if (typeof answer.context === "string" && input.callID) told.set(input.callID, answer.context)
+    },
+    "tool.execute.after": async (input: { callID?: string }, output: { output?: unknown }) => {
+      const context = input.callID === undefined ? undefined : told.get(input.callID)
+      if (context === undefined) return
+      told.delete(input.callID as string)
+      if (typeof output?.output === "string") output.output = `${output.output}\n\n${context}`
+    },
+  }
+}
