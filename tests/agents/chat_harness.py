@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.agents.fake_chat import FakeChat, Request, Turn
-from tests.claude.harness import _kill_group, _wait_unreaped
+from tests.claude.harness import run_in_group
 from tests.helpers import kill_with_env
 
 RUN_MARKER = "CORRAL_TEST_AGENT_RUN"
@@ -101,23 +99,12 @@ class Agent:
         out_path = self.home.parent / f"run-{len(self.runs)}.out"
         err_path = self.home.parent / f"run-{len(self.runs)}.err"
         argv = (str(self.binary), *args)
-        with FakeChat(script) as api, open(out_path, "wb") as out, open(err_path, "wb") as err:
+        with FakeChat(script) as api:
             extra = {k: v.replace("{api}", api.url) for k, v in {**env, **config}.items()}
-            started = time.monotonic()
-            proc = subprocess.Popen(
-                argv,
-                cwd=self.project,
-                env=self.env(extra),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                process_group=0,
-            )
-            exited = _wait_unreaped(proc, timeout)
-            seconds = time.monotonic() - started
-            # The leader is still unreaped (a zombie at worst), so its pgid is still ours.
-            _kill_group(proc.pid)
-            returncode = proc.wait()
+            exited, seconds, returncode = run_in_group(
+                argv, cwd=self.project, env=self.env(extra), out_path=out_path,
+                err_path=err_path, timeout=timeout,
+            )  # fmt: skip
         run = AgentRun(
             argv=argv,
             returncode=returncode,

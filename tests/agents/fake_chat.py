@@ -16,8 +16,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.helpers import LocalServer
 
 JSON = dict[str, Any]
 
@@ -88,8 +90,7 @@ class FakeChat:
     _next_turn: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _server: ThreadingHTTPServer | None = None
-    _thread: threading.Thread | None = None
+    _server: LocalServer | None = None
 
     def __enter__(self) -> FakeChat:
         api = self
@@ -97,26 +98,18 @@ class FakeChat:
         class Handler(_Handler):
             fake = api
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-chat-api", daemon=True
-        )
-        self._thread.start()
+        self._server = LocalServer(Handler, "fake-chat-api")
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
+            self._server.close()
 
     @property
     def url(self) -> str:
         """The base URL an OpenAI client takes (ending in /v1)."""
         assert self._server is not None, "use FakeChat as a context manager"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._server.port}/v1"
 
     @property
     def turns_used(self) -> int:

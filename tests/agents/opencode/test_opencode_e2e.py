@@ -15,8 +15,8 @@ import pytest
 from corral.surfaces.agents import install_opencode
 from tests.agents.chat_harness import Agent, AgentRun
 from tests.agents.fake_chat import Call, Text, Turn
-from tests.agents.tools import OPENCODE_BIN, binary_or_skip
-from tests.helpers import alive, corral, corral_json, free_port
+from tests.agents.tools import INSTALL, OPENCODE_BIN
+from tests.helpers import alive, binary_or_skip, corral, corral_json, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def without_npm(folder: Path) -> None:
 
 @pytest.fixture
 def opencode_cli(tmp_path: Path) -> Iterator[Agent]:
-    agent = Agent(tmp_path / "opencode", binary_or_skip(OPENCODE_BIN, "opencode"))
+    agent = Agent(tmp_path / "opencode", binary_or_skip(OPENCODE_BIN, "opencode", INSTALL))
     install_opencode.install("project", agent.project, agent.home)
     without_npm(agent.home / ".config" / "opencode")
     without_npm(agent.project / ".opencode")

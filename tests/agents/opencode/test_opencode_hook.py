@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from corral.surfaces.agents import opencode
 from tests.agents.hooks import in_process, output, run, words_after
+from tests.agents.strategies import COMMANDS, VALUES
 from tests.helpers import corral, free_port, start_job
 
 __all__ = ["in_process"]  # a fixture
@@ -97,20 +98,12 @@ def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
     assert not (corral_home / "ledger").exists()
 
 
-_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
-_COMMANDS = st.one_of(
-    st.text(max_size=60),
-    st.sampled_from(["npm run dev", "sleep 300 &", "vite", "a & b", "python3 -m http.server"]),
-    _VALUES,
-)
-
-
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    call=st.tuples(_COMMANDS, st.sampled_from(["bash", "edit", None]), _VALUES),
-    extra=st.dictionaries(st.text(max_size=8), _VALUES, max_size=3),
+    call=st.tuples(COMMANDS, st.sampled_from(["bash", "edit", None]), VALUES),
+    extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
 )
 def test_any_payload_gets_a_plugin_answer_or_nothing(
     call: tuple[Any, Any, Any], extra: dict[str, Any], tmp_path: Path, in_process: None

@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 from corral.surfaces.agents import opencode
-from tests.agents.tools import OPENCODE_BIN, binary_or_skip
+from tests.agents.tools import INSTALL, OPENCODE_BIN
+from tests.helpers import binary_or_skip
 
 HERE = Path(__file__).resolve().parent
 
 
 def test_plugin_follows_the_hook_and_fails_open(tmp_path: Path) -> None:
-    binary = binary_or_skip(OPENCODE_BIN, "opencode")
+    binary = binary_or_skip(OPENCODE_BIN, "opencode", INSTALL)
     plugin = tmp_path / "corral.ts"
     plugin.write_text(opencode.plugin_text([sys.executable, str(HERE / "fake_hook.py")]))
     missing = tmp_path / "missing.ts"

@@ -16,8 +16,8 @@ import pytest
 from corral.surfaces.agents import install_qwen, qwen
 from tests.agents.chat_harness import Agent, AgentRun
 from tests.agents.fake_chat import Call, Reply, Request, Text, Turn
-from tests.agents.tools import QWEN_BIN, binary_or_skip
-from tests.helpers import alive, corral, corral_json, free_port
+from tests.agents.tools import INSTALL, QWEN_BIN
+from tests.helpers import alive, binary_or_skip, corral, corral_json, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ OFFLINE = {
 
 @pytest.fixture
 def qwen_cli(tmp_path: Path) -> Iterator[Agent]:
-    agent = Agent(tmp_path / "qwen", binary_or_skip(QWEN_BIN, "Qwen Code"))
+    agent = Agent(tmp_path / "qwen", binary_or_skip(QWEN_BIN, "Qwen Code", INSTALL))
     install_qwen.install("user", agent.project, agent.home)
     yield agent
     escaped = agent.reap_escaped()

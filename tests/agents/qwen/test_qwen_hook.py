@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from corral.surfaces.agents import qwen
 from tests.agents.hooks import in_process, output, run
+from tests.agents.strategies import COMMANDS, VALUES
 from tests.helpers import corral, corral_json, free_port, start_job
 
 __all__ = ["in_process"]  # a fixture
@@ -165,20 +166,12 @@ def test_session_start_with_nothing_running_says_nothing(tmp_path: Path) -> None
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30))
-_COMMANDS = st.one_of(
-    st.text(max_size=60),
-    st.sampled_from(["npm run dev", "sleep 300 &", "vite", "a & b", "python3 -m http.server"]),
-    _VALUES,
-)
-
-
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    call=st.tuples(_COMMANDS, st.sampled_from(["run_shell_command", "shell", None]), _VALUES),
-    extra=st.dictionaries(st.text(max_size=8), _VALUES, max_size=3),
+    call=st.tuples(COMMANDS, st.sampled_from(["run_shell_command", "shell", None]), VALUES),
+    extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
 )
 def test_any_payload_gets_a_deny_or_nothing(
     call: tuple[Any, Any, Any], extra: dict[str, Any], tmp_path: Path, in_process: None
