@@ -62,6 +62,9 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
         background=False,  # opencode's bash tool has no background flag: `CMD &`
         home=home,
         holder=_opencode_pid(),
+        # opencode's bash tool returns only once the command's output pipe closes: a job
+        # sent to the background must leave it (its output goes to corral's log).
+        leave_group=True,
     )
     if verdict.action == common.DENY:
         return common.to_json({"deny": verdict.reason})
