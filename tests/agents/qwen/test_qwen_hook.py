@@ -92,9 +92,12 @@ def test_plain_and_unreadable_lines_run_as_written(line: str, tmp_path: Path) ->
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-def test_the_redirected_line_is_not_redirected_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("background", [False, True])
+def test_the_redirected_line_is_not_redirected_again(background: bool, tmp_path: Path) -> None:
+    # A model may send the corral line with is_background: it is not denied again (a loop).
     line = qwen.start_line("python3 -m http.server 8765", SESSION)
-    result = run("qwen", "pre-tool-use", pre_tool_use(line, tmp_path))
+    data = pre_tool_use(line, tmp_path, is_background=background)
+    result = run("qwen", "pre-tool-use", data)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
