@@ -7,7 +7,6 @@ Every job a test starts is stopped through corral and checked gone.
 from __future__ import annotations
 
 import json
-import shlex
 import socket
 import subprocess
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from corral.surfaces.claude import hook
+from corral.surfaces.claude import install as install_module
 from tests.claude.fake_api import JSON, Text, ToolUse, Turn, block_text
 from tests.claude.harness import ClaudeCLI
 from tests.helpers import alive, corral, job_pids, private_home, wait_for
@@ -29,7 +28,9 @@ def install(claude: ClaudeCLI, permissions: JSON | None = None) -> None:
     result = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
     assert result.returncode == 0, result.stderr
     settings = json.loads(claude.settings_path().read_text())
-    assert shlex.join(hook.command("pre-tool-use")) in json.dumps(settings)
+    # a project's settings are committed: they run `corral-hook` from PATH (the CLI's PATH
+    # here has this venv's bin, where it is installed beside corral)
+    assert install_module.hook_commands(portable=True)["pre-tool-use"] in json.dumps(settings)
     if permissions is not None:
         claude.write_settings({**settings, "permissions": permissions})
 

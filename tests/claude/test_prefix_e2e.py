@@ -50,7 +50,9 @@ def install(claude: ClaudeCLI, permissions: dict[str, Any]) -> None:
     done = corral("install", "claude", "--scope", "project", cwd=claude.project, env=env)
     assert done.returncode == 0, done.stderr
     settings = json.loads(claude.settings_path().read_text())
-    assert prefix.active(settings["env"])
+    # the prefix names this machine's corral: a project install puts it in the local file
+    local = json.loads(claude.settings_path().with_name("settings.local.json").read_text())
+    assert prefix.active(local["env"])
     claude.write_settings({**settings, "permissions": permissions})
     claude.trust_project()
     (claude.project / "web").mkdir()
@@ -149,7 +151,8 @@ def test_the_prefix_receives_the_same_string_and_environment_in_every_mode(
     settings: dict[str, Any] = {"env": {prefix.PREFIX: str(theirs)}}
     claude.write_settings(settings)
     install(claude, {"allow": ["Bash(echo:*)"]})
-    env_block = json.loads(claude.settings_path().read_text())["env"]
+    local = claude.settings_path().with_name("settings.local.json")
+    env_block = json.loads(local.read_text())["env"]
     assert env_block[prefix.CHAINED] == str(theirs)
     seen: dict[str, list[str]] = {}
     for mode in ("default", "auto"):
@@ -160,7 +163,7 @@ def test_the_prefix_receives_the_same_string_and_environment_in_every_mode(
         seen[mode] = [_normalise(line, claude) for line in log.read_text().splitlines()]
     assert seen["default"] == seen["auto"]
     text = "\n".join(seen["default"])
-    assert "run_hook.py session-start" in text and "run_hook.py pre-tool-use" in text
+    assert "corral-hook session-start" in text and "corral-hook pre-tool-use" in text
     assert "eval 'echo same' < /dev/null && pwd -P >| " in text
     assert prefix.CHAINED not in text  # taken out before anything runs
 

@@ -175,3 +175,23 @@ def test_uninstall_leaves_their_file_and_no_backup(tmp_path: Path) -> None:
     assert run(project, home, "--uninstall").returncode == 0
     assert json.loads(settings_file.read_text()) == theirs
     assert sorted(os.listdir(settings_file.parent)) == ["settings.json"]
+
+
+def test_a_project_install_chains_the_prefix_of_the_projects_own_file(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    project, home = _dirs(tmp_path)
+    committed = project / ".claude" / "settings.json"
+    committed.parent.mkdir()
+    theirs = {"env": {"CLAUDE_CODE_SHELL_PREFIX": "/opt/audit/wrap", "FOO": "1"}}
+    committed.write_text(json.dumps(theirs))
+    assert run(project, home, "--scope", "project").returncode == 0
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert local["env"] == {
+        "CLAUDE_CODE_SHELL_PREFIX": str(corral_home / "bin" / "corral-claude-prefix"),
+        "CORRAL_CHAINED_SHELL_PREFIX": "/opt/audit/wrap",
+    }
+    assert json.loads(committed.read_text())["env"] == theirs["env"]
+    assert run(project, home, "--scope", "project", "--uninstall").returncode == 0
+    assert json.loads(committed.read_text()) == theirs
+    assert sorted(os.listdir(committed.parent)) == ["settings.json"]

@@ -214,7 +214,9 @@ def first_copy(home: str, event: str, payload: "dict[str, Any]") -> bool:
         except FileNotFoundError:
             if attempt:
                 return True
-            os.makedirs(folder, mode=0o700, exist_ok=True)
+            from corral.lowlevel import locations
+
+            locations.ensure_private(folder)  # corral's home too, private, as everywhere
             continue
         break
     _forget_old_claims(folder)

@@ -410,7 +410,13 @@ def install(
     if report.changed:
         report.backup = write_settings(path, new)
     if local is not None:
-        new_local = merge(local, None, None, launcher)
+        # A prefix of the user's own in the project's file is what the local one overrides:
+        # ours runs it after itself, as it would one found in the same file.
+        theirs = _their_prefix(new)
+        seeded = local
+        if theirs and prefix.PREFIX not in _env(local):
+            seeded = {**local, "env": {**_env(local), prefix.PREFIX: theirs}}
+        new_local = merge(seeded, None, None, launcher)
         if new_local != local:
             write_settings(local_path, new_local)
             report.changed = True
@@ -434,7 +440,19 @@ def install(
     return report
 
 
-def _remove_ours(path: Path) -> tuple[bool, list[Path]]:
+def _their_prefix(settings: Settings) -> str | None:
+    """The shell prefix `settings` set that is not corral's, if any."""
+    value = (
+        settings.get("env", {}).get(prefix.PREFIX)
+        if isinstance(settings.get("env"), dict)
+        else None
+    )
+    if isinstance(value, str) and value and not prefix.active({prefix.PREFIX: value}):
+        return value
+    return None
+
+
+def _remove_ours(path: Path, also_in: Settings | None = None) -> tuple[bool, list[Path]]:
     """Take our entries out of `path`. A file left with no settings, that held none before
     corral's install, is removed, and so is the backup corral's install made of it: nothing
     of corral's stays behind. Returns (changed, files removed)."""
@@ -442,6 +460,11 @@ def _remove_ours(path: Path) -> tuple[bool, list[Path]]:
     new = unmerge(current)
     if new == current:
         return False, []
+    if also_in is not None and _their_prefix(new) == _their_prefix(also_in) is not None:
+        # the user's prefix came back from the chain, but it lives in `also_in`: not here
+        _env(new).pop(prefix.PREFIX, None)
+        if not new["env"]:
+            del new["env"]
     backup = path.with_name(path.name + ".corral-backup")
     removed = []
     before: Settings | None = None
@@ -475,7 +498,8 @@ def uninstall(scope: str, project: Path, home: Path) -> Report:
     changed, _ = _remove_ours(path)
     report = Report(path, changed)
     if scope == "project":  # the shell prefix of a project install lives in the local file
-        local_changed, _ = _remove_ours(settings_path("local", project, home))
+        kept = read_settings(path) if path.exists() else {}
+        local_changed, _ = _remove_ours(settings_path("local", project, home), also_in=kept)
         report.changed = report.changed or local_changed
     target = commands_dir(scope, project, home) / "procs.md"
     if target.exists() and PROCS_MARK in target.read_text(encoding="utf-8"):
