@@ -6,7 +6,9 @@ targets (issue 4). Runs are interleaved with the baseline so that load hits both
 - a line decided without the grammar: ≤ 1.5 times `python -I -S -c pass` measured in the same run;
 - a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms;
 - a foreground line that sends a server to the background mid-line, rewritten in place
-  (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line.
+  (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line;
+- the Codex and Gemini hooks (surfaces/agents) on a line decided without the grammar: the
+  Claude hook's budget, ≤ 1.5 times the baseline (issue 16).
 Nothing here asserts.
 """
 
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 from bench._report import row
+from corral.surfaces.agents import run_hook
 from corral.surfaces.claude import hook
 
 
@@ -33,7 +36,7 @@ def _payload(command: str, cwd: str, background: bool = False) -> bytes:
     data = {
         "hook_event_name": "PreToolUse",
         "session_id": "bench",
-        "tool_use_id": "toolu_bench",
+        "tool_use_id": f"toolu_{os.urandom(8).hex()}",  # one hook claims each tool call
         "cwd": cwd,
         "permission_mode": "default",
         "tool_name": "Bash",
@@ -54,14 +57,26 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corral-bench-hook-") as tmp:
         env = {**os.environ, "CORRAL_HOME": str(Path(tmp) / "home")}
+        os.mkdir(env["CORRAL_HOME"], 0o700)  # an existing CORRAL_HOME must be private
         baseline_argv = [sys.executable, "-I", "-S", "-c", "pass"]
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)
-        base, fast, wrapped, midline = [], [], [], []
+        base, fast, wrapped, midline, codex, gemini = [], [], [], [], [], []
+        shell_call = json.loads(plain)["tool_input"]["command"]
+        call = {"session_id": "b", "cwd": tmp}
+        codex_plain = json.dumps(
+            {**call, "tool_name": "Bash", "tool_input": {"command": shell_call}}
+        ).encode()
+        gemini_input = {"command": shell_call, "dir_path": ""}
+        gemini_plain = json.dumps(
+            {**call, "tool_name": "run_shell_command", "tool_input": gemini_input}
+        ).encode()
         midline_line = "npm run dev & sleep 2; curl -s localhost:5173"
         for i in range(args.runs):
             base.append(_time(baseline_argv, b"", env)[0])
             fast.append(_time(argv, plain, env)[0])
+            codex.append(_time(run_hook.command("codex", "pre-tool-use"), codex_plain, env)[0])
+            gemini.append(_time(run_hook.command("gemini", "before-tool"), gemini_plain, env)[0])
             folder = Path(tmp) / f"p{i}"
             folder.mkdir()
             Path(str(folder) + "m").mkdir()
@@ -82,6 +97,10 @@ def main() -> int:
         row("hook, wrapped line (`npm run dev`, background), p50", w, 80, "ms")
         row("hook, mid-line `npm run dev & sleep 2; curl …` in place, p50", m, 80, "ms")
         row("  as a multiple of the wrapped line", m / w, 1.0, "x")
+        for name, runs in (("Codex", codex), ("Gemini", gemini)):
+            p50 = statistics.median(runs)
+            row(f"{name} hook, line decided without the grammar, p50", p50, None, "ms")
+            row("  as a multiple of the baseline", p50 / b, 1.5, "x")
     return 0
 
 

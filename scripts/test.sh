@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh dev
 scripts/system-deps.sh
 [ -x scripts/install-claude.sh ] && scripts/install-claude.sh
+[ -x scripts/install-agents.sh ] && scripts/install-agents.sh
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff check" && ruff check .
 echo "== ruff format --check" && ruff format --check .

@@ -4,9 +4,12 @@ tests/test_import_contracts.py's)."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import LAUNCHER
 
@@ -89,3 +92,31 @@ def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert not {m.split(".")[0] for m in out} & {"mcp", "anyio"}
+
+
+@pytest.mark.parametrize(
+    ("agent", "event", "payload"),
+    [
+        ("codex", "pre-tool-use", {"tool_name": "Bash", "tool_input": {"command": "ls -la"}}),
+        ("gemini", "before-tool",
+         {"tool_name": "run_shell_command", "tool_input": {"command": "ls", "dir_path": ""}}),
+    ],
+)  # fmt: skip
+def test_agent_hooks_answer_a_plain_line_as_lightly_as_the_claude_hook(
+    agent: str, event: str, payload: dict[str, object], tmp_path: Path
+) -> None:
+    # Every shell call of the agent pays this start-up: the same budget as the Claude hook's
+    # (tests/surfaces/claude/test_hook.py), launched from bytecode the same way.
+    from corral.surfaces.agents import run_hook
+
+    data = {**payload, "session_id": "s", "cwd": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", *run_hook.command(agent, event)[1:]],
+        input=json.dumps(data), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert result.stdout == ""
+    modules = {line.split("|")[2].strip() for line in result.stderr.splitlines()[1:]}
+    assert f"corral.surfaces.agents.{agent}" in modules
+    heavy = {*HEAVY, "dataclasses", "pathlib", "site", "socket", "corral.core.shell.plan",
+             "corral.service.admission", "tomllib", "subprocess"}  # fmt: skip
+    assert not heavy & modules

@@ -69,6 +69,16 @@ def test_claude_session_id_marker_counts_too() -> None:
         assert [r.pid for r in sessions.list_processes(f"s-claude-{RUN}").processes] == [marked.pid]
 
 
+def test_codex_thread_id_marker_counts_and_its_process_is_stopped_once_verified() -> None:
+    # Codex gives every command it spawns CODEX_THREAD_ID, its session id (issue 16)
+    with spawned(["sleep", "300"], CODEX_THREAD_ID=f"s-codex-{RUN}") as marked:
+        ident(marked)
+        rows = sessions.list_processes(f"s-codex-{RUN}").processes
+        assert [(r.pid, r.attribution) for r in rows] == [(marked.pid, "env")]
+        result = sessions.terminate(f"s-codex-{RUN}", None, surface="test")
+        assert [(t.pid, t.result.value) for t in result.targets] == [(marked.pid, "terminated")]
+
+
 def test_stale_start_time_is_identity_mismatch_and_never_signalled() -> None:
     with spawned(["sleep", "300"], CORRAL_SESSION=f"s-reuse-{RUN}") as marked:
         real = ident(marked)

@@ -2,7 +2,7 @@
 
 `supervised`: a live supervisor in the ledger, its descendants, or a process carrying the
 `CORRAL_JOB` marker of a ledger record. `env`: a session marker in the process's environment
-(`CORRAL_JOB` of no known job, `CORRAL_SESSION`, `CLAUDE_CODE_SESSION_ID`). `lineage`: a
+(`CORRAL_JOB` of no known job, or a session variable: scan.SESSION_MARKERS). `lineage`: a
 descendant of a live agent process (the `CLAUDE_PID` its shells carry). A process known
 earlier (an observation) keeps its attribution only while its exact identity lives.
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from corral.adapters.ledger import JobRecord
-from corral.adapters.scan import Proc, Snapshot
+from corral.adapters.scan import SESSION_MARKERS, Proc, Snapshot
 
 SUPERVISED, ENV, LINEAGE = "supervised", "env", "lineage"
 AGENT_ALIVE, AGENT_GONE, AGENT_UNKNOWN = "alive", "gone", "unknown"
@@ -44,7 +44,7 @@ class Attributed:
 
 
 def _marker_session(proc: Proc) -> str | None:
-    return proc.markers.get("CORRAL_SESSION") or proc.markers.get("CLAUDE_CODE_SESSION_ID")
+    return next((v for k in SESSION_MARKERS if (v := proc.markers.get(k))), None)
 
 
 def _agent_pid(proc: Proc) -> int | None:

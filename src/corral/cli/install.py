@@ -1,10 +1,12 @@
 """corral install claude: put corral's hooks, status line and /procs into Claude Code's
-settings (user or project), or take them out again with --uninstall."""
+settings (user or project), or take them out again with --uninstall. corral install codex |
+gemini: corral's hooks in that agent's configuration (surfaces/agents/install.py)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from corral.errors import UsageError
 
@@ -13,9 +15,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "corral install claude [--scope user|project|local] [--uninstall] "
         "[--statusline-only | --prefix-only | --no-statusline] [--no-shell-prefix] | "
-        "corral install claude --paths"
+        "corral install claude --paths | "
+        "corral install codex|gemini [--scope user|project] [--uninstall]"
     )
-    parser.add_argument("agent", choices=["claude"], help="the agent to install into")
+    from corral.surfaces.agents.install import INSTALLERS
+
+    parser.add_argument("agent", choices=["claude", *INSTALLERS], help="the agent to install into")
     parser.add_argument(
         "--scope",
         choices=["user", "project", "local"],
@@ -52,6 +57,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.agent != "claude":
+        return _other_agent(args)
     from corral.surfaces.claude import hook, install, statusline
 
     if args.paths:
@@ -77,11 +84,34 @@ def main(args: argparse.Namespace) -> int:
             prefix_only=args.prefix_only,
         )
         done = "installed corral into" if report.changed else "already installed in"
+    return _show(report, done, "previous settings", "Claude Code (or run /hooks)", args.uninstall)
+
+
+def _show(report: Any, done: str, previous: str, restart: str, uninstall: bool) -> int:
+    """An install's report (surfaces.claude.install.Report) as lines for a person."""
     print(f"{done} {report.settings}")
     if report.backup:
-        print(f"previous settings kept in {report.backup}")
+        print(f"{previous} kept in {report.backup}")
     for note in report.notes:
         print(f"note: {note}")
-    if report.changed and not args.uninstall:
-        print("restart Claude Code (or run /hooks) for the change to take effect")
+    if report.changed and not uninstall:
+        print(f"restart {restart} for the change to take effect")
     return 0
+
+
+CLAUDE_ONLY = ("no_shell_prefix", "statusline_only", "prefix_only", "no_statusline", "paths")
+
+
+def _other_agent(args: argparse.Namespace) -> int:
+    from corral.surfaces.agents import install
+
+    for flag in CLAUDE_ONLY:
+        if getattr(args, flag):
+            option = "--" + flag.replace("_", "-")
+            raise UsageError(f"{option} is for `corral install claude` only")
+    report = install.run(args.agent, args.scope, Path.cwd(), Path.home(), uninstall=args.uninstall)
+    if args.uninstall:
+        done = "removed corral from" if report.changed else "corral was not in"
+    else:
+        done = "installed corral into" if report.changed else "already installed in"
+    return _show(report, done, "previous file", install.TITLES[args.agent], args.uninstall)

@@ -223,14 +223,14 @@ def admit(
     reserve: bool = True,
     accept: Callable[[Decision], bool] | None = None,
     holder: int | None = None,
-    leave_group: bool = False,
+    detach_to: str | None = None,
 ) -> Decision:
     """The verdict for `line`; with `reserve`, a reservation held for each job it starts.
     `extra_runners`: the user's long-runner patterns (None: from the configuration).
     `accept(decision)`, asked under the lock before reserving: False means the caller will
     not start the wrapped line, so nothing is reserved. `holder`: the pid of the process that
     starts the job (the reservation ends when it is gone; None: only the time limit ends it).
-    `leave_group`: see `core.shell.plan.decide`."""
+    `detach_to`: see `core.shell.plan.decide`."""
     if extra_runners is None:
         from corral import config
 
@@ -253,7 +253,7 @@ def admit(
             wrapper=wrapper,
             extra_runners=extra_runners,
             package_scripts=package_scripts or {},
-            leave_group=leave_group,
+            detach_to=detach_to,
         )
         if decision.action == "refuse" and jobs:
             # a refusal names the ports the running job actually holds, to reuse
@@ -268,7 +268,7 @@ def admit(
                 wrapper=wrapper,
                 extra_runners=extra_runners,
                 package_scripts=package_scripts or {},
-                leave_group=leave_group,
+                detach_to=detach_to,
             )
         if decision.action != "wrap" or decision.job_token is None or not reserve:
             return decision

@@ -21,11 +21,12 @@ def admit_line(
     settings: "dict[str, Any] | None" = None,
     accept: "Callable[[Decision], bool] | None" = None,
     holder: "int | None" = None,
-    leave_group: bool = False,
+    detach_to: "str | None" = None,
     reserve: bool = True,
 ) -> "Decision":
     """The admission every agent's hook asks for one line (service.admission.admit) with the
-    user's configuration: their long runners, grace period and backend."""
+    user's configuration: their long runners, grace period and backend. `detach_to`: see
+    `core.shell.plan.decide`."""
     from corral import config
     from corral.service import claude
     from corral.service.admission import admit
@@ -39,7 +40,7 @@ def admit_line(
         extra_runners=config.extra_runners(settings),
         accept=accept,
         holder=holder,
-        leave_group=leave_group,
+        detach_to=detach_to,
         reserve=reserve,
     )
 

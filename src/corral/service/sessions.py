@@ -459,7 +459,7 @@ def _still_attributed(row: Attribution, proc: scan.Proc) -> bool | None:
     if row.how != attribution.ENV:
         return True  # lineage and recalled rows: the identity check is the proof
     ident = ProcessIdentity(row.pid, row.started_at)
-    for name in ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID"):
+    for name in ("CORRAL_JOB", *scan.SESSION_MARKERS):
         value = proc.markers.get(name)
         if value:
             return procs.verify_marker(ident, name, value)

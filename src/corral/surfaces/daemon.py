@@ -19,7 +19,13 @@ from typing import Any
 from corral import paths
 from corral.errors import CorralError, UsageError
 
-MARKERS = ("CORRAL_JOB", "CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
+MARKERS = (
+    "CORRAL_JOB",
+    "CORRAL_SESSION",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "CLAUDE_PID",
+)
 
 
 def socket_path() -> Path:

@@ -107,12 +107,13 @@ def decide(
     extra_runners: Sequence[str] = (),
     package_scripts: Mapping[str, str] = _EMPTY,
     token: str | None = None,
-    leave_group: bool = False,
+    detach_to: str | None = None,
 ) -> Decision:
     """What to do with one Bash line (`background`: the call's run_in_background).
-    `leave_group`: a line sent to the background whole (`CMD &`) returns only once its
-    supervisor has left the shell's process group (for agents that kill that group as soon
-    as the shell exits: Codex)."""
+    `detach_to`, a folder: a line sent to the background whole (`CMD &`) returns only once
+    its supervisor has left the shell's process group, and the job's output goes to
+    `<detach_to>/<job id>.log`, for agents that kill that group and drop the command's
+    output as soon as the shell exits (Codex)."""
     if len(line) > LINE_LIMIT:
         return _untouched(False, too_long(line))
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
@@ -156,7 +157,7 @@ def decide(
     if mode is None:
         return _untouched(True, None, specs)
     token = token or os.urandom(16).hex()
-    rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd, leave_group=leave_group)
+    rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd, detach_to=detach_to)
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
 
 
@@ -168,10 +169,10 @@ def _rewrite(
     inner: str,
     *,
     cwd: str,
-    leave_group: bool = False,
+    detach_to: str | None = None,
 ) -> str:
     job_cwd = specs[0].cwd if specs and not same_dir(specs[0].cwd, cwd) else None
-    handshake = leave_group and mode is Mode.DETACHED
+    handshake = detach_to is not None and mode is Mode.DETACHED
     argv = supervisor_argv(
         inner,
         launcher=wrapper,  # `cd web && npm run dev`: the job runs in web (job_cwd)
@@ -182,21 +183,23 @@ def _rewrite(
         job_cwd=job_cwd,
         ready_fd=HANDSHAKE_FD if handshake else None,
     )
-    if handshake:
-        return detach_with_handshake(shell_words(argv))
+    if detach_to is not None and handshake:
+        return detach_with_handshake(shell_words(argv), f"{detach_to}/{token}.log")
     return shell_words(argv) + (" &" if mode is Mode.DETACHED else "")
 
 
 HANDSHAKE_FD = 9
 
 
-def detach_with_handshake(words: str) -> str:
+def detach_with_handshake(words: str, log: str) -> str:
     """`words &` (a supervisor started with `--ready-fd 9`) that returns once the supervisor
-    wrote to its ready fd, which it does after leading a process group of its own: the shell
-    exits only then. The supervisor's stdout is the line's (fd 3 carries it past the pipe);
-    the wait reads until the ready fd closes, and always succeeds, as `CMD &` does."""
+    wrote to its ready fd, which it does after leading a process group of its own and
+    starting the job: the shell exits only then. The job's output is appended to `log`
+    (`corral logs` reads it), as the agent's pipe is gone once the shell exits. The wait
+    reads until the ready fd closes, and always succeeds, as `CMD &` does."""
     fd = HANDSHAKE_FD
-    return f"{{ {words} {fd}>&1 >&3 3>&- & }} 3>&1 | {{ IFS= read -r _ || :; }}"
+    target = quote_for_wrapper(log)
+    return f"{{ {words} {fd}>&1 >>{target} 2>&1 & }} | {{ IFS= read -r _ || :; }}"
 
 
 def _refusal(

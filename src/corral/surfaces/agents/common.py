@@ -88,7 +88,9 @@ def decide(
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
     whole line under a supervisor given `--session` (the agent's shell children may carry no
-    session variable) and the agent's name; `leave_group`: see `core.shell.plan.decide`.
+    session variable) and the agent's name. `leave_group`: a line sent to the background whole
+    returns only once its supervisor leads a group of its own, its output in corral's log of
+    the job (`core.shell.plan.decide`'s `detach_to`).
     `home` is corral's state folder. `reserve` False: the caller will not run the rewrite
     (an agent that can only deny), so no start is reserved for it. Never raises for a line
     it cannot read: PASSED."""
@@ -107,6 +109,9 @@ def decide(
         return PASSED
     hook._site()
     hook._pin_home(home)
+    detach_to = None
+    if leave_group:
+        detach_to = locations.ensure_private(os.path.join(home, "logs"))
     decision = admit_line(
         line,
         cwd=cwd,
@@ -114,7 +119,7 @@ def decide(
         session=session,
         agent=agent,
         holder=holder,
-        leave_group=leave_group,
+        detach_to=detach_to,
         reserve=reserve,
     )
     if decision.action == "refuse" and decision.refusal:
@@ -164,7 +169,8 @@ def briefing(
 
 def session_ended(session: "str | None", home: str) -> None:
     """A session ended (SessionEnd): with the `terminate` policy, stop its jobs in the
-    background. Once per session, however often the agent says so (Gemini says it twice)."""
+    background. Said again within ENDED_SECONDS (Gemini says it twice on /quit) it is acted
+    on once; a resumed session that ends later is acted on again."""
     if not session:
         return
     from corral.surfaces.claude import hook
@@ -173,24 +179,54 @@ def session_ended(session: "str | None", home: str) -> None:
     hook._pin_home(home)
     from corral import config
 
-    if config.session_end() != "terminate":
+    if config.session_end() != "terminate" or not _first_end(session, home):
         return
-    import os
-
-    from corral.lowlevel.redact import command_digest
-
-    folder = os.path.join(home, "ended-sessions")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    try:
-        fd = os.open(
-            os.path.join(folder, command_digest(session)[:32]), os.O_CREAT | os.O_EXCL, 0o600
-        )
-    except FileExistsError:
-        return  # already told
-    os.close(fd)
     from corral.surfaces.claude.events import stop_in_background
 
     stop_in_background(session)
+
+
+ENDED_SECONDS = 30.0
+
+
+def _first_end(session: str, home: str) -> bool:
+    """Whether this is the first SessionEnd of `session` in ENDED_SECONDS (a marker file,
+    created exclusively, so of two told at once one acts)."""
+    import os
+    import time
+
+    from corral.lowlevel import locations
+    from corral.lowlevel.redact import command_digest
+
+    folder = locations.ensure_private(os.path.join(home, "ended-sessions"))
+    path = os.path.join(folder, command_digest(session)[:32])
+    for _ in range(2):
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - os.stat(path).st_mtime < ENDED_SECONDS:
+                    return False
+                os.unlink(path)  # an end long ago: this session was resumed since
+            except FileNotFoundError:
+                pass
+    return False
+
+
+def started_note(command: "str | None", home: str) -> "str | None":
+    """After a call corral rewrote (PostToolUse): the server's URL once it listens, or how
+    the job ended at start with its last lines (surfaces/claude/started.py); None for a
+    line corral did not rewrite, or nothing worth saying."""
+    from corral.surfaces.claude import hook
+
+    if not isinstance(command, str) or not hook.rewritten_by_corral(command):
+        return None
+    hook._site()
+    hook._pin_home(home)
+    from corral.surfaces.claude import started
+
+    return started.note(command)
 
 
 def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:

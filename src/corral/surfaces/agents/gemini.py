@@ -1,0 +1,102 @@
+"""corral's Gemini CLI hook: Gemini's JSON to the agent-neutral decision (common.py) and back.
+
+usage: python3 -I -S run_hook.py gemini before-tool | after-tool | session-start |
+       session-end
+
+- BeforeTool on `run_shell_command` (`tool_input: {command, description, dir_path,
+  is_background, …}`): a rewrite answers `hookSpecificOutput.tool_input`, which REPLACES
+  the arguments: every original key comes back, only `command` changed (without
+  `is_background` a server would hold `gemini -p` open). `is_background` is the background
+  flag. A refusal answers `{"decision": "deny", "reason": …}`; the model reads the reason.
+- AfterTool of a rewritten call: the server's URL once it listens, or how it ended at start
+  with its last lines (`additionalContext`, appended to the tool's output).
+- SessionStart: the jobs already running in the project, with their URLs
+  (`additionalContext`, put before the first prompt).
+- SessionEnd: the session-end policy; Gemini may say it twice (the TUI's /quit): once is
+  acted on.
+
+Gemini's shell commands carry no session variable, so the rewrite carries the hook's
+`session_id` to the supervisor. It fails open (common.serve).
+"""
+
+import sys
+
+from corral.surfaces.agents import common
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+AGENT = "gemini"
+EVENTS = ("before-tool", "after-tool", "session-start", "session-end")
+SHELL_TOOL = "run_shell_command"
+
+
+def _text(payload: "dict[str, Any]", key: str) -> "str | None":
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
+    """Gemini's hook output for one event (None: print nothing, the call runs as it is)."""
+    if event == "before-tool":
+        return before_tool(payload, home)
+    if event == "after-tool":
+        tool_input = payload.get("tool_input")
+        if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+            return None
+        note = common.started_note(tool_input.get("command"), home)
+        if not note:
+            return None
+        out = {"hookEventName": "AfterTool", "additionalContext": note}
+        return common.to_json({"hookSpecificOutput": out})
+    session = _text(payload, "session_id")
+    if event == "session-start":
+        text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))
+        if not text:
+            return None
+        out = {"hookEventName": "SessionStart", "additionalContext": text}
+        return common.to_json({"hookSpecificOutput": out})
+    if event == "session-end":
+        common.session_ended(session, home)
+    return None
+
+
+def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return None
+    folder = tool_input.get("dir_path")
+    cwd = _text(payload, "cwd")
+    if isinstance(folder, str) and folder and cwd:
+        import os
+
+        cwd = os.path.join(cwd, folder)  # the call's folder (absolute, or the project's)
+    verdict = common.decide(
+        command,
+        cwd=cwd,
+        session=_text(payload, "session_id"),
+        agent=AGENT,
+        background=tool_input.get("is_background") is True,
+        home=home,
+    )
+    if verdict.action == common.DENY:
+        return common.to_json({"decision": "deny", "reason": verdict.reason})
+    if verdict.action == common.REWRITE:
+        out = {
+            "hookEventName": "BeforeTool",
+            "tool_input": {**tool_input, "command": verdict.command},
+        }
+        return common.to_json({"hookSpecificOutput": out})
+    return None
+
+
+def main(argv: "list[str]") -> int:
+    return common.serve(argv, EVENTS, answer)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
