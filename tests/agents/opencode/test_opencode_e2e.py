@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from corral.surfaces.agents import install_opencode
 from tests.agents.chat_harness import Agent, AgentRun
 from tests.agents.fake_chat import Call, Text, Turn
 from tests.agents.tools import INSTALL, OPENCODE_BIN
@@ -49,7 +48,9 @@ def without_npm(folder: Path) -> None:
 @pytest.fixture
 def opencode_cli(tmp_path: Path) -> Iterator[Agent]:
     agent = Agent(tmp_path / "opencode", binary_or_skip(OPENCODE_BIN, "opencode", INSTALL))
-    install_opencode.install("project", agent.project, agent.home)
+    installed = corral("install", "opencode", "--scope", "project", env=agent.env(),
+                       cwd=agent.project)  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
     without_npm(agent.home / ".config" / "opencode")
     without_npm(agent.project / ".opencode")
     yield agent
@@ -86,6 +87,8 @@ def test_background_server_is_supervised_and_not_started_twice(
     # Listed with opencode's session, and alive after opencode exited.
     assert (job["session"], job["command"], job["ports"]) == (session, line, [port]), run.explain()
     assert job["state"] == "running" and alive(job["pid"])
+    [told] = run.tool_results().values()  # the call's output, and what corral started
+    assert f"corral supervises `{line}` as job {job['id'][:8]}" in told, run.explain()
 
     again, _ = run_opencode(opencode_cli, [bash(f"{line} &"), Text("it runs already")])
     [refused] = again.tool_results().values()

@@ -3,12 +3,14 @@ over a file of the user's, removed cleanly."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from corral.surfaces.agents import install_opencode, opencode, run_hook
 from corral.surfaces.claude.install import InstallError
+from tests.helpers import corral, private_home
 
 
 def test_user_scope_follows_xdg_config_home(
@@ -57,3 +59,21 @@ def test_a_corral_ts_of_the_users_is_left_alone(tmp_path: Path) -> None:
         install_opencode.install("project", tmp_path, tmp_path)
     assert not install_opencode.uninstall("project", tmp_path, tmp_path).changed
     assert path.read_text() == "// my own corral plugin\n"
+
+
+def test_the_cli_places_and_removes_the_plugin(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {**private_home(home), "CORRAL_HOME": os.environ["CORRAL_HOME"]}
+    env.pop("XDG_CONFIG_HOME", None)
+    path = home / ".config" / "opencode" / "plugins" / "corral.ts"
+    done = corral("install", "opencode", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"installed corral into {path}\nrestart opencode for the change to take effect\n"
+    )
+    assert path.read_text().startswith(opencode.PLUGIN_MARK)
+    done = corral("install", "opencode", "--scope", "project", env=env, cwd=tmp_path)
+    assert done.stdout.startswith(f"installed corral into {tmp_path}/.opencode/plugins/corral.ts")
+    done = corral("install", "opencode", "--uninstall", env=env, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith(f"removed corral from {path}")
+    assert not path.exists()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corral.surfaces.agents import install_qwen, qwen
+from corral.surfaces.agents import qwen
 from tests.agents.chat_harness import Agent, AgentRun
 from tests.agents.fake_chat import Call, Reply, Request, Text, Turn
 from tests.agents.tools import INSTALL, QWEN_BIN
@@ -32,7 +32,8 @@ OFFLINE = {
 @pytest.fixture
 def qwen_cli(tmp_path: Path) -> Iterator[Agent]:
     agent = Agent(tmp_path / "qwen", binary_or_skip(QWEN_BIN, "Qwen Code", INSTALL))
-    install_qwen.install("user", agent.project, agent.home)
+    installed = corral("install", "qwen", env=agent.env(), cwd=agent.project)
+    assert installed.returncode == 0, installed.stderr
     yield agent
     escaped = agent.reap_escaped()
     assert not escaped, f"processes started under Qwen were left running: {escaped}"

@@ -4,6 +4,7 @@ kept, removed cleanly, and a file it cannot parse left alone."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from corral.surfaces.agents import install_qwen, run_hook
 from corral.surfaces.claude.install import InstallError
+from tests.helpers import corral, private_home
 
 THEIRS: dict[str, Any] = {
     "model": {"name": "qwen3-coder-plus"},
@@ -84,3 +86,23 @@ def test_disabled_hooks_are_named(tmp_path: Path) -> None:
     path.write_text(json.dumps({"disableAllHooks": True}))
     report = install_qwen.install("user", tmp_path, tmp_path / "home")
     assert report.notes == [f"{path} sets disableAllHooks: Qwen Code runs no hook"]
+
+
+def test_the_cli_installs_and_uninstalls(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {**private_home(home), "CORRAL_HOME": os.environ["CORRAL_HOME"]}
+    path = home / ".qwen" / "settings.json"
+    done = corral("install", "qwen", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"installed corral into {path}\nrestart Qwen Code for the change to take effect\n"
+    )
+    assert set(json.loads(path.read_text())["hooks"]) == {"PreToolUse", "SessionStart",
+                                                         "SessionEnd"}  # fmt: skip
+    assert corral("install", "qwen", env=env, cwd=tmp_path).stdout.startswith("already installed")
+    done = corral("install", "qwen", "--uninstall", env=env, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith(f"removed corral from {path}")
+    path.write_text("{not json")
+    refused = corral("install", "qwen", env=env, cwd=tmp_path)
+    assert refused.returncode == 1 and "is not valid JSON" in refused.stderr
+    assert path.read_text() == "{not json"

@@ -14,11 +14,13 @@ from corral.surfaces.claude.install import InstallError, Report
 
 __all__ = ["INSTALLERS", "InstallError", "Report", "run", "write_text"]
 
-TITLES = {"codex": "Codex", "gemini": "Gemini CLI"}
+TITLES = {"codex": "Codex", "gemini": "Gemini CLI", "qwen": "Qwen Code", "opencode": "opencode"}
 # agent -> (module under corral.surfaces.agents, its scopes)
 INSTALLERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "codex": ("install_codex", ("user", "project")),
     "gemini": ("install_gemini", ("user", "project")),
+    "qwen": ("install_qwen", ("user", "project")),
+    "opencode": ("install_opencode", ("user", "project")),
 }
 
 
