@@ -1,14 +1,18 @@
 """Claude Code hook benchmark: the whole hook process as Claude Code runs it, p50, beside its
 targets (issue 4). Runs are interleaved with the baseline so that load hits both alike.
 
-    .venv/bin/python -m bench.bench_hook [--runs N]
+    .venv/bin/python -m bench.bench_hook [--runs N] [--baseline SRC]
 
 - a line decided without the grammar: ≤ 1.5 times `python -I -S -c pass` measured in the same run;
 - a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms;
 - a foreground line that sends a server to the background mid-line, rewritten in place
   (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line;
-- the Codex and Gemini hooks (surfaces/agents) on a line decided without the grammar: the
+- the Codex, Gemini, Qwen Code and opencode hooks (surfaces/agents) on a line decided
+  without the grammar: the
   Claude hook's budget, ≤ 1.5 times the baseline (issue 16).
+With `--baseline SRC` (another tree's `src`, e.g. `git archive main src | tar -x -C /tmp/m`)
+that tree's hook runs the wrapped line too, interleaved, and the ratio of the two is printed:
+"no worse than before" measured in one run, whatever the machine's load.
 Nothing here asserts.
 """
 
@@ -36,7 +40,7 @@ def _payload(command: str, cwd: str, background: bool = False) -> bytes:
     data = {
         "hook_event_name": "PreToolUse",
         "session_id": "bench",
-        "tool_use_id": f"toolu_{os.urandom(8).hex()}",  # one hook claims each tool call
+        "tool_use_id": f"toolu_{os.urandom(8).hex()}",  # each call its own (copies claim one)
         "cwd": cwd,
         "permission_mode": "default",
         "tool_name": "Bash",
@@ -54,6 +58,7 @@ def _time(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, by
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--baseline", type=Path, help="another tree's src folder to compare")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corral-bench-hook-") as tmp:
         env = {**os.environ, "CORRAL_HOME": str(Path(tmp) / "home")}
@@ -61,22 +66,32 @@ def main() -> int:
         baseline_argv = [sys.executable, "-I", "-S", "-c", "pass"]
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)
-        base, fast, wrapped, midline, codex, gemini = [], [], [], [], [], []
+        base, fast, wrapped, midline, other = [], [], [], [], []
         shell_call = json.loads(plain)["tool_input"]["command"]
         call = {"session_id": "b", "cwd": tmp}
-        codex_plain = json.dumps(
-            {**call, "tool_name": "Bash", "tool_input": {"command": shell_call}}
-        ).encode()
-        gemini_input = {"command": shell_call, "dir_path": ""}
-        gemini_plain = json.dumps(
-            {**call, "tool_name": "run_shell_command", "tool_input": gemini_input}
-        ).encode()
+        shell_input = {"command": shell_call}
+        # name -> (agent, hook event, a plain shell call as the agent sends it)
+        agents: dict[str, tuple[str, str, dict[str, object]]] = {
+            "Codex": ("codex", "pre-tool-use", {"tool_name": "Bash", "tool_input": shell_input}),
+            "Gemini": ("gemini", "before-tool", {"tool_name": "run_shell_command",
+                       "tool_input": {**shell_input, "dir_path": ""}}),
+            "Qwen Code": ("qwen", "pre-tool-use", {"tool_name": "run_shell_command",
+                          "tool_input": {**shell_input, "is_background": False}}),
+            "opencode": ("opencode", "tool-before", {"tool": "bash", "args": shell_input,
+                         "directory": tmp}),
+        }  # fmt: skip
+        agent_runs: dict[str, list[float]] = {name: [] for name in agents}
+        other_launcher = Path(args.baseline or ".") / "corral/surfaces/claude/run_hook.py"
+        other_argv = [*argv[:-2], str(other_launcher), argv[-1]]
+        other_env = {**env, "CORRAL_HOME": str(Path(tmp) / "home-baseline")}
+        Path(other_env["CORRAL_HOME"]).mkdir(mode=0o700)  # older trees made it 0755
         midline_line = "npm run dev & sleep 2; curl -s localhost:5173"
         for i in range(args.runs):
             base.append(_time(baseline_argv, b"", env)[0])
             fast.append(_time(argv, plain, env)[0])
-            codex.append(_time(run_hook.command("codex", "pre-tool-use"), codex_plain, env)[0])
-            gemini.append(_time(run_hook.command("gemini", "before-tool"), gemini_plain, env)[0])
+            for name, (agent, event, shape) in agents.items():
+                stdin = json.dumps({**call, **shape}).encode()
+                agent_runs[name].append(_time(run_hook.command(agent, event), stdin, env)[0])
             folder = Path(tmp) / f"p{i}"
             folder.mkdir()
             Path(str(folder) + "m").mkdir()
@@ -85,19 +100,32 @@ def main() -> int:
                 print(f"the wrapped line was not rewritten: {out!r}", file=sys.stderr)
                 return 1
             wrapped.append(ms)
+            if args.baseline:
+                Path(str(folder) + "b").mkdir()
+                data = _payload("npm run dev", str(folder) + "b", background=True)
+                ms, out = _time(other_argv, data, other_env)
+                if b"updatedInput" not in out:
+                    print(f"the baseline did not rewrite the line: {out!r}", file=sys.stderr)
+                    return 1
+                other.append(ms)
             ms, out = _time(argv, _payload(midline_line, str(folder) + "m"), env)
             if b"--async" not in out:
                 print(f"the mid-line server was not rewritten in place: {out!r}", file=sys.stderr)
                 return 1
             midline.append(ms)
         b, f, w, m = (statistics.median(x) for x in (base, fast, wrapped, midline))
-        row("python -I -S -c pass, p50 (baseline)", b, None, "ms")
+        row(f"python -I -S -c pass, p50 (baseline; load {os.getloadavg()[0]:.1f})", b, None, "ms")
         row("hook, line decided without the grammar, p50", f, None, "ms")
         row("  as a multiple of the baseline", f / b, 1.5, "x")
         row("hook, wrapped line (`npm run dev`, background), p50", w, 80, "ms")
+        row("  as a multiple of the baseline", w / b, None, "x")
+        if other:
+            o = statistics.median(other)
+            row(f"  the same line, hook of {args.baseline}", o, None, "ms")
+            row("  this tree / that tree", w / o, 1.0, "x")
         row("hook, mid-line `npm run dev & sleep 2; curl …` in place, p50", m, 80, "ms")
         row("  as a multiple of the wrapped line", m / w, 1.0, "x")
-        for name, runs in (("Codex", codex), ("Gemini", gemini)):
+        for name, runs in agent_runs.items():
             p50 = statistics.median(runs)
             row(f"{name} hook, line decided without the grammar, p50", p50, None, "ms")
             row("  as a multiple of the baseline", p50 / b, 1.5, "x")

@@ -1,10 +1,13 @@
 """Supervisor benchmarks: each figure printed beside its target, as a ratio (≤ 1 is good).
 
-    .venv/bin/python -m bench.bench_supervisor [--quick]
+    .venv/bin/python -m bench.bench_supervisor [--quick] [--baseline SRC]
 
 Idle CPU of 10 supervised jobs over 20 s, stop latency (request to supervisor gone), start
 overhead over running the line directly (the wrapper the hook uses and `corral run -c`),
-and the supervisor's resident memory. Nothing here asserts: machines are noisy.
+and the supervisor's resident memory. Nothing here asserts: machines are noisy. With
+`--baseline SRC` (another tree's `src`, e.g. `git archive main src | tar -x -C /tmp/main`),
+the start overhead, stop latency and memory of that tree's supervisor are measured in the
+same run, interleaved, and each figure is printed as a ratio to the baseline's.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 
 
-def sup(line: str, token: str, *opts: str) -> list[str]:
-    return [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, *opts, "--", line]
+def sup(line: str, token: str, *opts: str, launcher: Path = SUPERVISOR) -> list[str]:
+    return [sys.executable, "-I", "-S", str(launcher), "--job", token, *opts, "--", line]
 
 
 def median_run(argv: list[str], n: int) -> float:
@@ -39,19 +42,20 @@ def median_run(argv: list[str], n: int) -> float:
     return statistics.median(times) * 1000
 
 
-def start_jobs(count: int) -> list[tuple[str, psutil.Process]]:
+def start_jobs(count: int, launcher: Path = SUPERVISOR) -> list[tuple[str, psutil.Process]]:
+    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
+    already = len(list(ledger.glob("*.stop")))
     jobs = []
     for _ in range(count):
         token = os.urandom(16).hex()
         proc = subprocess.Popen(
-            sup("sleep 100000", token, "--detached"),
+            sup("sleep 100000", token, "--detached", launcher=launcher),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         jobs.append((token, psutil.Process(proc.pid)))
-    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and len(list(ledger.glob("*.stop"))) < count:
+    while time.monotonic() < deadline and len(list(ledger.glob("*.stop"))) < count + already:
         time.sleep(0.01)
     time.sleep(0.2)
     return jobs
@@ -76,7 +80,10 @@ def stop(token: str, proc: psutil.Process) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (for a smoke check)")
+    parser.add_argument("--baseline", type=Path, help="another tree's src folder to compare")
     args = parser.parse_args()
+    if args.baseline:
+        return compare(args.baseline / "corral" / "supervisor" / "launcher.py", args.quick)
     idle_seconds = 3.0 if args.quick else 20.0
     runs = 10 if args.quick else 30
     with tempfile.TemporaryDirectory() as home:
@@ -115,6 +122,42 @@ def main() -> int:
         row("start overhead, corral run -c", human - direct, 100, "ms")
         row("supervisor resident memory, RSS (max of 10)", rss, 10, "MB")
         row("supervisor proportional memory, PSS (max of 10)", pss, 10, "MB")
+    return 0
+
+
+def compare(baseline: Path, quick: bool) -> int:
+    """This tree's supervisor against `baseline`'s, interleaved in the same run."""
+    runs = 10 if quick else 40
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["CORRAL_HOME"] = home
+        os.environ["SHELL"] = "/bin/bash"
+        starts: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
+        direct: list[float] = []
+        for i in range(runs):
+            direct.append(median_run(["bash", "-c", "true"], 1))
+            for launcher, times in starts.items():
+                times.append(median_run(sup("true", f"{i:032x}", launcher=launcher), 1))
+        figures: dict[Path, tuple[float, float, float]] = {}
+        for launcher in (SUPERVISOR, baseline):
+            jobs = start_jobs(5, launcher)
+            try:
+                rss = max(p.memory_info().rss for _, p in jobs) / 1e6
+                latency = statistics.median(stop(token, proc) for token, proc in jobs)
+            finally:
+                for _, proc in jobs:
+                    if proc.is_running():
+                        proc.kill()
+            overhead = statistics.median(starts[launcher]) - statistics.median(direct)
+            figures[launcher] = (overhead, latency, rss)
+        names = ("start overhead, wrapper", "stop latency (request -> gone)", "RSS (max of 5)")
+        units = ("ms", "ms", "MB")
+        load = os.getloadavg()[0]
+        print(f"this tree's supervisor against {baseline} (same run, load {load:.1f})")
+        for at, (name, unit) in enumerate(zip(names, units, strict=True)):
+            row(f"{name}, this tree", figures[SUPERVISOR][at], None, unit)
+            row(f"{name}, baseline", figures[baseline][at], None, unit)
+            ratio = figures[SUPERVISOR][at] / max(figures[baseline][at], 1e-9)
+            row("  this tree / baseline", ratio, 1.0, "x")
     return 0
 
 

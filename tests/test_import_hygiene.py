@@ -34,7 +34,9 @@ def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
     ).stdout.split()
     loaded = {m.split(".")[0] for m in out}
     ours = {m for m in out if m.startswith("corral")}
-    assert ours <= {"corral", "corral.supervisor", "corral.supervisor.program", "corral.lowlevel"}
+    assert ours <= {"corral", "corral.supervisor", "corral.lowlevel"} | {
+        f"corral.supervisor.{m}" for m in ("program", "job", "options", "signals", "system")
+    }
     assert {m for m in ours if m.count(".") > 1} <= {f"corral.lowlevel.{m}" for m in FLOOR}
     assert not loaded & {"psutil", "textual", "rich", "starlette", "mcp", "asyncio"}
 
@@ -100,6 +102,11 @@ def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
         ("codex", "pre-tool-use", {"tool_name": "Bash", "tool_input": {"command": "ls -la"}}),
         ("gemini", "before-tool",
          {"tool_name": "run_shell_command", "tool_input": {"command": "ls", "dir_path": ""}}),
+        ("qwen", "pre-tool-use",
+         {"tool_name": "run_shell_command",
+          "tool_input": {"command": "ls", "is_background": False}}),
+        ("opencode", "tool-before",
+         {"tool": "bash", "args": {"command": "git status", "workdir": "src"}, "directory": "/"}),
     ],
 )  # fmt: skip
 def test_agent_hooks_answer_a_plain_line_as_lightly_as_the_claude_hook(

@@ -4,9 +4,12 @@ file that does not parse all mean the defaults; nothing here ever stops a comman
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from corral import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BACKENDS = ("group", "tmux")
 

@@ -15,7 +15,7 @@
     PermissionError
     └── UnsafeFolder           (lowlevel.locations) an existing CORRAL_HOME is not private
     ValueError
-    └── IllegalTransition      (core.outcomes) a job state moved where the table forbids:
+    └── IllegalTransition      (lowlevel.record) a job state moved where the table forbids:
                                a bug in whoever reported it, never shown as a refusal
 
 Surfaces turn a CorralError into their answer (the CLI: `corral CMD: message` and its exit

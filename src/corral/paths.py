@@ -9,14 +9,15 @@ it 3 ms to import."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, TypeVar
 
 from corral.lowlevel import locations
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import TypeVar
 
-_Folder = TypeVar("_Folder", bound=str | os.PathLike[str])
+    _Folder = TypeVar("_Folder", bound=str | os.PathLike[str])
 
 home_dir = locations.home_dir
 config_path = locations.config_path

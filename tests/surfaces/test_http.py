@@ -21,7 +21,7 @@ import pytest
 
 from corral.adapters.identity import identity_of
 from corral.store import db
-from tests.helpers import alive, corral, start_job, wait_for
+from tests.helpers import alive, corral, free_port, start_job, wait_for
 
 # A session's processes are found by their marker machine-wide (listing and "terminate all"
 # alike): ids unique to this run, so that two suites side by side never see or stop each
@@ -324,3 +324,68 @@ def test_a_home_too_deep_for_a_unix_socket_fails_at_once_with_what_to_do(tmp_pat
     assert "the daemon could not start" in result.stderr
     assert "set CORRAL_HOME to a shorter folder" in result.stderr
     assert "did not answer" not in result.stderr  # not after the 15 s wait
+
+
+def test_admit_wraps_reserves_and_refuses_a_second_start_with_what_to_reuse(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    """POST /api/admit: the hook's locked decision (service.admission) for another agent's
+    hook or a plugin: the supervised line to run in its place, a reservation that makes a
+    concurrent second start lose, and a refusal that names the running job's port."""
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+    body = {"line": line, "cwd": str(tmp_path), "background": True}
+    first = data(client.post("/api/admit", json=body))
+    assert first["action"] == "wrap" and first["mode"] == "task"
+    assert first["job_token"] and f"--job {first['job_token']}" in first["rewritten"]
+    assert [(j["cwd"], j["port"]) for j in first["jobs"]] == [(str(tmp_path), port)]
+    second = data(client.post("/api/admit", json=body))
+    assert second["action"] == "refuse" and second["job_token"] is None
+    assert second["refusal"].startswith("corral refused:")
+    assert first["job_token"][:8] in second["refusal"]
+    # without a reservation: only the verdict, nothing held
+    other = tmp_path / "other"
+    other.mkdir()
+    asked = {"line": "npm run dev", "cwd": str(other), "reserve": False}
+    for _ in range(2):
+        assert data(client.post("/api/admit", json=asked))["action"] == "wrap"
+    plain = data(client.post("/api/admit", json={"line": "ls -la", "cwd": str(tmp_path)}))
+    assert (plain["action"], plain["rewritten"], plain["job_token"]) == ("untouched", None, None)
+
+
+def test_admit_refuses_a_job_that_runs_naming_the_port_it_holds(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+    job = start_job(line, cwd=tmp_path)
+    try:
+        wait_for(lambda: port in _listening(), 30, "the server's port")
+        got = data(client.post("/api/admit", json={"line": line, "cwd": str(tmp_path)}))
+        assert got["action"] == "refuse" and f"http://localhost:{port}" in got["refusal"]
+        assert job["id"][:8] in got["refusal"]
+    finally:
+        corral("stop", job["id"], check=True)
+
+
+def _listening() -> set[int]:
+    from corral.lowlevel import sockets
+
+    return {s.port for s in sockets.listening().values()}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"line": "npm run dev"}, {"line": "npm run dev", "cwd": "relative"},
+     {"line": "npm run dev", "cwd": "/nonexistent-corral-folder"},
+     {"line": 7, "cwd": "/"}, {"line": "npm run dev", "cwd": "/", "background": "yes"},
+     {"line": "npm run dev", "cwd": "/", "reserve": 1},
+     {"line": "npm run dev", "cwd": "/", "extra": True}, {"line": "x" * 70000, "cwd": "/"}],
+)  # fmt: skip
+def test_bad_admit_requests_are_refused_and_reserve_nothing(
+    client: httpx.Client, corral_home: Path, body: Any
+) -> None:
+    response = client.post("/api/admit", json=body)
+    assert response.status_code in (400, 413), response.text
+    assert response.json()["errors"] and response.json()["data"] is None
+    assert not list((corral_home / "reservations").glob("*.json"))

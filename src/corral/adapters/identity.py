@@ -7,9 +7,9 @@ what the supervisor records about itself). Elsewhere: psutil's create time.
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
 
 from corral.lowlevel import procfs
+from corral.lowlevel.named import NamedTuple
 
 _LINUX = sys.platform.startswith("linux")
 

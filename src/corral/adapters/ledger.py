@@ -11,10 +11,14 @@ import json
 import os
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
 
 from corral import paths
+from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.record import DEFAULT_GRACE, STATES_FINAL, check, is_token
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class JobRecord(NamedTuple):
@@ -149,6 +153,13 @@ def remove(record_id: str, ledger: str | os.PathLike[str] | None = None) -> None
             pass
 
 
+# (pid, start identity, job id) of supervisors whose command line was seen to name their job:
+# a process keeps its pid and start time for life, and a supervisor that recorded its job
+# never execs another program, so a long-lived reader (the daemon, `corral mcp`) checks the
+# command line once per supervisor, then only its start time.
+_PROVEN: set[tuple[int, str, str]] = set()
+
+
 def supervisor_alive(record: JobRecord) -> bool | None:
     """True: the recorded supervisor runs. False: it is provably gone. None: its pid now
     belongs to another process (identity mismatch) — also gone, but worth saying."""
@@ -159,7 +170,14 @@ def supervisor_alive(record: JobRecord) -> bool | None:
         return False
     if record.started_at is not None and now != record.started_at:
         return None
+    if (record.pid, now, record.id) in _PROVEN:
+        return True
     argv = cmdline(record.pid)
     if argv is None:
         return False
-    return record.id in argv
+    if record.id not in argv:
+        return False
+    if len(_PROVEN) > 4096:
+        _PROVEN.clear()
+    _PROVEN.add((record.pid, now, record.id))
+    return True

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.lowlevel import sockets as listeners
+from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.procfs import PGRP, PPID, environ_value, read_stat
 
 _LINUX = sys.platform.startswith("linux")

@@ -533,8 +533,8 @@ def _has_children_files() -> bool:
     return _CHILDREN_FILES
 
 
-def _children_of(pid: int) -> list[int]:
-    return procfs.children(pid) or []  # None: gone (the kernel keeps the lists: checked)
+def _children_of(pid: int, threads: bool = True) -> list[int]:
+    return procfs.children(pid, threads) or []  # None: gone (the kernel keeps the lists)
 
 
 def _read_stat(entry: str) -> bytes | None:
@@ -550,14 +550,19 @@ def _read_stat(entry: str) -> bytes | None:
         os.close(fd)
 
 
-def _tree_stats(roots: Iterable[int]) -> dict[int, bytes]:
+def _tree_stats(roots: Iterable[int], single: Collection[int] = ()) -> dict[int, bytes]:
     """The stat lines of `roots` and their descendants: from the roots downward through the
     kernel's children lists where it has them, else from one pass over every process's stat
-    (the one file each, never its environment or its descriptors)."""
+    (the one file each, never its environment or its descriptors). Of the roots in `single`
+    (corral's supervisors, which run one thread) only the descendants are read, and their
+    children from their one thread's list."""
     wanted = set(roots)
     stats: dict[int, bytes] = {}
     if _has_children_files():
-        stack = list(wanted)
+        # a supervisor's own line is not read (its usage is not its job's, and it is left out
+        # of the job's processes): only its children, from its one thread's list
+        stack = [kid for pid in wanted & set(single) for kid in _children_of(pid, False)]
+        stack += [pid for pid in wanted if pid not in single]
         while stack:
             pid = stack.pop()
             if pid in stats:
@@ -594,12 +599,13 @@ def jobs_snapshot(roots: Iterable[int], supervisors: Collection[int] = ()) -> Sn
     """Linux: a snapshot of `roots` (jobs' supervisors, leftover processes) and their
     descendants only, and the sockets they listen on: one socket dump, then the descriptors of
     those processes alone (no other process's environment or descriptors is read, so it costs
-    the same on the first run ever). Markers are not read; other listeners are left out."""
+    the same on the first run ever). Markers are not read; other listeners are left out; the
+    `supervisors` themselves are not in it, only what runs under them."""
     taken = time.monotonic()
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
     procs: dict[int, Proc] = {}
-    for pid, stat in _tree_stats(roots).items():
+    for pid, stat in _tree_stats(roots, supervisors).items():
         fields = procfs.stat_fields(stat)
         if len(fields) <= RSS or fields[STATE] == b"Z":
             continue

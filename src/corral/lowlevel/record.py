@@ -18,6 +18,19 @@ MAX_GRACE = 3600.0
 RUNNING, STOPPING, EXITED, STOPPED, KILLED = "running", "stopping", "exited", "stopped", "killed"
 STATES = (RUNNING, STOPPING, EXITED, STOPPED, KILLED)
 STATES_FINAL = (EXITED, STOPPED, KILLED)
+# Observed, never recorded: the supervisor died (SIGKILL) while processes of the job run.
+UNSUPERVISED = "unsupervised"
+# The moves a job's state may make: the supervisor checks the states it records, the
+# service those it records for a job whose supervisor is gone. Anything else is a bug in
+# whoever reported it.
+TRANSITIONS = {
+    RUNNING: frozenset({STOPPING, EXITED, KILLED, UNSUPERVISED}),
+    STOPPING: frozenset({STOPPED, KILLED, EXITED, UNSUPERVISED}),
+    UNSUPERVISED: frozenset({STOPPED, KILLED}),
+    STOPPED: frozenset(),
+    EXITED: frozenset(),
+    KILLED: frozenset(),
+}
 TOKEN_LENGTH = 32  # a job's id: 128 random bits as lowercase hex digits
 _HEX = frozenset("0123456789abcdef")
 
@@ -26,6 +39,21 @@ def is_token(value: object) -> bool:
     """`value` has the exact shape of a job id (what the supervisor makes and accepts), so
     it is safe in a file name."""
     return isinstance(value, str) and len(value) == TOKEN_LENGTH and set(value) <= _HEX
+
+
+class IllegalTransition(ValueError):
+    """A job's state moved where TRANSITIONS forbids."""
+
+
+def transition(job_id: str, current: str, new: str) -> str:
+    """`new`, if a job may move there from `current`; else IllegalTransition naming the job,
+    its state and the allowed moves."""
+    if new == current or new in TRANSITIONS[current]:
+        return new
+    allowed = ", ".join(sorted(TRANSITIONS[current])) or "none (final)"
+    raise IllegalTransition(
+        f"job {job_id}: cannot go from {current} to {new}; allowed from {current}: {allowed}"
+    )
 
 
 # field: (kind, required). Kinds: "text", "int" (not a bool), "number" (int or float, not a

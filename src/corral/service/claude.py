@@ -4,15 +4,16 @@ told, and the session-end policy. The hook entry point (surfaces/claude) holds n
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from corral import config
-from corral.core.outcomes import LIVE_STATES
 from corral.core.shell.messages import age
 from corral.lowlevel import locations
+from corral.lowlevel.named import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 
 def wrapper(
@@ -70,6 +71,7 @@ def _live_here(folder: str) -> list[Any]:
     """The live jobs whose folder is inside `folder`'s project."""
     from pathlib import Path
 
+    from corral.core.outcomes import LIVE_STATES
     from corral.service import jobs
     from corral.service.projects import project_root
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from corral.adapters import ledger
 from corral.adapters.ledger import JobRecord
 from corral.core.outcomes import LIVE_STATES
 from corral.errors import UsageError
+from corral.lowlevel.named import NamedTuple
 from corral.service import jobs
 
 

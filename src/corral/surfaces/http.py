@@ -23,7 +23,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
-from corral.service import activity, jobs, sessions
+from corral.core.shell.plan import LINE_LIMIT, explain_json, too_long
+from corral.service import activity, admission, claude, jobs, sessions
 
 log = logging.getLogger("corral.daemon")
 
@@ -184,6 +185,25 @@ def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.T
     return _targets(data["targets"])
 
 
+def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
+    allowed = {"line", "cwd", "background", "reserve"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    line, cwd = data.get("line"), data.get("cwd")
+    if not isinstance(line, str) or not line:
+        raise BadRequest('"line" must be the command line, a non-empty string')
+    if len(line) > LINE_LIMIT:
+        raise BadRequest(too_long(line))
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise BadRequest('"cwd" must be the absolute path of the folder the line runs in')
+    background, reserve = data.get("background", False), data.get("reserve", True)
+    for name, value in (("background", background), ("reserve", reserve)):
+        if not isinstance(value, bool):
+            raise BadRequest(f'"{name}" must be true or false')
+    return line, cwd, background, reserve
+
+
 def _flag(request: Request, name: str) -> bool:
     value = request.query_params.get(name, "false")
     if value not in ("true", "false"):
@@ -290,8 +310,25 @@ def create_app(
         targets = _terminate_request(await _body(request), allow_all=False)
         return await _run_stop(None, targets)
 
+    async def admit(request: Request) -> JSONResponse:
+        """The hook's decision for a line another program is about to run: wrap (run
+        `rewritten` instead; with `reserve`, a second start of the same job is refused for a
+        few seconds while this one records itself), refuse (what to reuse) or untouched."""
+        _only_params(request, set())
+        line, cwd, background, reserve = _admit_request(await _body(request))
+        decision = await asyncio.to_thread(
+            admission.admit,
+            line,
+            background=background,
+            cwd=cwd,
+            wrapper=claude.wrapper(),
+            reserve=reserve,
+        )
+        return _reply({**explain_json(decision), "job_token": decision.job_token})
+
     routes = [
         Route("/api/health", _checked(health), methods=["GET"]),
+        Route("/api/admit", _checked(admit), methods=["POST"]),
         Route("/api/sessions/{session_id}/processes", _checked(session_processes), methods=["GET"]),
         Route(
             "/api/sessions/{session_id}/processes/terminate",

@@ -65,3 +65,25 @@ def test_a_second_copy_is_silent_and_a_new_call_is_answered(
     for _ in range(2):
         assert json.loads(run_hook("pre-tool-use", odd).stdout)["hookSpecificOutput"]
     assert len(list((corral_home / "hook-calls").iterdir())) == 2  # the two answered ids
+
+
+def test_the_first_hook_call_ever_makes_corrals_home_private_and_wraps(tmp_path: Path) -> None:
+    """A CORRAL_HOME that does not exist yet: the hook's first file (its claim on the call)
+    creates the home with mode 0700, as every other program does; a home made with the
+    default mode would be refused as unsafe from then on, and nothing would ever be
+    supervised."""
+    import stat
+
+    home = tmp_path / "new-home"
+    env = {"CORRAL_HOME": str(home)}
+    data = payload("npm run dev", tmp_path, run_in_background=True)
+    result = run_hook("pre-tool-use", data, env=env)
+    assert "updatedInput" in result.stdout, (result.stdout, _log(home))
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((home / "hook-calls").stat().st_mode) == 0o700
+    stop_all()
+
+
+def _log(home: Path) -> str:
+    log = home / "corral.log"
+    return log.read_text() if log.exists() else ""

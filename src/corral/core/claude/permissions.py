@@ -26,9 +26,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from functools import cache
-from typing import NamedTuple
 
 from corral.core.shell.parse import Command, Script, Unreadable, read
+from corral.lowlevel.named import NamedTuple
 
 
 class Verdict(StrEnum):

@@ -15,8 +15,10 @@ know): the caller then runs the string as it came. Pure: no I/O.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple
 
+from corral.lowlevel.named import NamedTuple
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 

@@ -7,9 +7,9 @@ import os
 import re
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import NamedTuple
 
 from corral.core.shell.jobs import JobSpec
+from corral.lowlevel.named import NamedTuple
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 

@@ -8,9 +8,9 @@ pipeline too: a `cd` there does not carry into what follows. Folders are joined 
 from __future__ import annotations
 
 import posixpath
-from typing import NamedTuple
 
 from corral.core.shell.parse import Command, Script, Unreadable, Word
+from corral.lowlevel.named import NamedTuple
 
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@"})
 

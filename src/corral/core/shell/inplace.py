@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from corral.core.shell.decision import Action, Decision, InPlace, Mode, same_dir, shell_words
 from corral.core.shell.folders import NoFolder
@@ -23,6 +22,7 @@ from corral.core.shell.midline import Background, Unit, read_background
 from corral.core.shell.parse import Unreadable
 from corral.lowlevel import locations
 from corral.lowlevel.locations import supervisor_argv
+from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.redact import command_digest
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from corral.core.shell.folders import NoFolder, Placed, place, resolve
 from corral.core.shell.identity import identity, line_identity
 from corral.core.shell.launch import classify
 from corral.core.shell.parse import Unreadable, read
 from corral.core.shell.ports import env_port, flag_port, requested_port
+from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.redact import display_command
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import NamedTuple
 
 from corral.core.shell.runners import (
     VALUE_FLAGS,
@@ -20,6 +19,7 @@ from corral.core.shell.runners import (
     match_tool,
     split_dashdash,
 )
+from corral.lowlevel.named import NamedTuple
 
 # Per package manager: flags taking a value -> what the value means ("chdir", "scope", "").
 _PM_FLAGS: dict[str, dict[str, str]] = {

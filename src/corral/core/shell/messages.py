@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
+from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.redact import display_command
 
 

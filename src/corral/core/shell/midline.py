@@ -15,7 +15,6 @@ Read here, beyond parse.py's subset: ( … ) subshells and { …; } groups as st
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
 from corral.core.shell.folders import NoFolder, Placed, _State, _step, expand_tilde
 from corral.core.shell.parse import (
@@ -27,7 +26,9 @@ from corral.core.shell.parse import (
     refuse_construct,
     syntax_tree,
 )
+from corral.lowlevel.named import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
+from corral.lowlevel.named import NamedTuple
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
     from tree_sitter import Node, Parser
 
 _PARSER: Parser | None = None
@@ -96,34 +101,42 @@ class Refused(Exception):
 def _parser() -> Parser:
     global _PARSER
     if _PARSER is None:
-        import tree_sitter
-
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(bash_language()))
+        runtime: Any = binding("tree_sitter")
+        _PARSER = runtime.Parser(runtime.Language(bash_language()))
     return _PARSER
 
 
 def bash_language() -> object:
-    """The bash grammar's language pointer. `tree_sitter_bash/__init__.py` imports
-    importlib.resources (and with it tempfile, shutil, bz2, lzma, random: ~9 ms on the
-    hook's path) for a query file corral never reads, so its compiled binding is loaded
-    straight from the package folder; the package's own import is the fallback."""
-    import importlib.machinery
-    import importlib.util
+    """The bash grammar's language pointer."""
+    return binding("tree_sitter_bash").language()
 
-    spec = importlib.util.find_spec("tree_sitter_bash")  # finds it without running it
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = f"{folder}/_binding{suffix}"
-            loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
-            found = importlib.util.spec_from_file_location(loader.name, path, loader=loader)
-            if found is None or not os.path.exists(path):
+
+def binding(package: str) -> ModuleType:
+    """The compiled `_binding` module of `package` (tree_sitter, tree_sitter_bash), loaded
+    straight from the package folder without running the package's `__init__.py`: the
+    runtime's imports `typing` (~2 ms on the hook's path) for one Protocol class, the
+    grammar's imports importlib.resources (and with it tempfile, shutil, bz2, lzma, random:
+    ~9 ms) for a query file corral never reads. The package's own import is the fallback."""
+    import sys
+
+    name = f"{package}._binding"
+    if name in sys.modules:
+        return sys.modules[name]
+    from importlib import machinery
+
+    for entry in sys.path:
+        for suffix in machinery.EXTENSION_SUFFIXES:
+            path = f"{entry or '.'}/{package}/_binding{suffix}"
+            if not os.path.isfile(path):
                 continue
-            binding = importlib.util.module_from_spec(found)
-            loader.exec_module(binding)
-            return binding.language()
-    import tree_sitter_bash
+            loader = machinery.ExtensionFileLoader(name, path)
+            module = loader.create_module(machinery.ModuleSpec(name, loader, origin=path))
+            loader.exec_module(module)
+            sys.modules[name] = module  # the package's own import, if any, reuses it
+            return module
+    import importlib
 
-    return tree_sitter_bash.language()
+    return importlib.import_module(name)
 
 
 def lexical_reason(line: str) -> str | None:

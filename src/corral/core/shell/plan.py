@@ -16,7 +16,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
 from corral.core.shell import messages
 from corral.core.shell.decision import (
@@ -33,6 +32,10 @@ from corral.core.shell.jobs import Found, Job, JobSpec, find_jobs
 from corral.core.shell.messages import LiveJob, PortHolder
 from corral.core.shell.plain import may_start_runner, plain_reason
 from corral.lowlevel.locations import supervisor_argv
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _same_dir = same_dir
 

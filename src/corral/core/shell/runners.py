@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
+
+from corral.lowlevel.named import NamedTuple
 
 # Package scripts that are long runners: exactly these names, optionally with `:suffix`.
 SCRIPT_NAMES = ("dev", "start", "serve", "watch", "preview", "storybook")

@@ -127,7 +127,9 @@ def extra_words(home: str, config: str) -> frozenset[str]:
     words = sorted(
         {p.split()[0].rstrip("/").rpartition("/")[2] for p in user_config.extra_runners()}
     )
-    os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
+    from corral.lowlevel.locations import ensure_private
+
+    ensure_private(os.path.dirname(cache))
     temp = f"{cache}.{os.getpid()}.tmp"
     with open(temp, "w", encoding="utf-8") as f:
         f.write("\n".join([stamp, *words]) + "\n")
@@ -214,9 +216,9 @@ def first_copy(home: str, event: str, payload: "dict[str, Any]") -> bool:
         except FileNotFoundError:
             if attempt:
                 return True
-            from corral.lowlevel import locations
+            from corral.lowlevel.locations import ensure_private
 
-            locations.ensure_private(folder)  # corral's home too, private, as everywhere
+            ensure_private(folder)  # and the home, 0700 (makedirs: the umask's mode)
             continue
         break
     _forget_old_claims(folder)

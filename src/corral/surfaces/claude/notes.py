@@ -33,7 +33,9 @@ def note_background(home: str, session: str, command: str) -> None:
     """Tell the prefix that this session's next `command` runs as a background task (the
     PreToolUse hook sees `run_in_background`; the prefix does not)."""
     path = _note_path(home, session, command)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    from corral.lowlevel.locations import ensure_private
+
+    ensure_private(os.path.dirname(path))  # and the home, 0700 (makedirs: the umask's mode)
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"{time.time()}\n")
 

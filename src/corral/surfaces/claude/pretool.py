@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from corral import config
 from corral.core.shell.plan import Decision
 from corral.service.hooks import admit_line
 from corral.service.hooks import started_context as context
 from corral.surfaces.claude import notes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 REWRITES = ("allow", "ask", "none")  # permission verdicts under which a line may be rewritten
 

@@ -153,6 +153,24 @@ def supervisor_alive(record: "dict[str, Any]") -> bool:
 
 def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
     """The status line text for `folder` (None: no job runs there)."""
+    return _measured(folder, ledger, hint, _listening())[0]
+
+
+def _listening() -> "dict[int, Any]":
+    """The machine's listening sockets by inode (Linux; elsewhere none are read)."""
+    from corral.lowlevel import procfs
+
+    if not procfs.LINUX:
+        return {}
+    from corral.lowlevel import sockets
+
+    return sockets.listening()
+
+
+def _measured(
+    folder: str, ledger: str, hint: str, found: "dict[int, Any]"
+) -> "tuple[str | None, list[str]]":
+    """The band, and the identity (`pid@started_at`) of each job it counts."""
     from corral.lowlevel import procfs
     from corral.lowlevel.record import STATES_FINAL
 
@@ -161,51 +179,56 @@ def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
         for r in records(ledger)
         if r["state"] not in STATES_FINAL and inside(r["cwd"], folder) and supervisor_alive(r)
     ]
+    counted = [f"{r['pid']}@{r.get('started_at') or ''}" for r in jobs]
     if not jobs:
-        return None
+        return None, counted
     ports = {r["port"] for r in jobs if r.get("port")}
-    if procfs.LINUX:
+    if found:
         from corral.lowlevel import sockets
 
-        found = sockets.listening()
-        if found:
-            # the jobs' processes, from the kernel's children lists: no walk over /proc
-            members = [pid for r in jobs for pid in procfs.descendants(r["pid"])]
-            ports |= {found[inode].port for inode in sockets.owners(found, members)}
+        # the jobs' processes, from the kernel's children lists: no walk over /proc
+        members = [pid for r in jobs for pid in procfs.descendants(r["pid"])]
+        ports |= {found[inode].port for inode in sockets.owners(found, members)}
     parts = [f"⚙ {len(jobs)} running"]
     if ports:
         parts.append(" ".join(f":{p}" for p in sorted(ports)))
     parts.append(hint)
-    return " · ".join(parts)
+    return " · ".join(parts), counted
 
 
 # Claude Code runs the status line on every update, often several times a second while the
-# model works. A band is kept for CACHE_SECONDS and only while the ledger folder is unchanged
-# (every start, stop and end of a job renames a file there): a port that opens, or a
-# supervisor killed outright, shows at most that much later.
-CACHE_SECONDS = 1.0
+# model works. A band is reused only while nothing it shows can have changed: the ledger
+# folder (every start, stop and end of a job renames a file there), the machine's listening
+# sockets (a port that opens or closes), and the supervisor of every job it counts (one
+# killed outright leaves its record saying running). What that leaves out is a listening
+# socket handed from one process to another without a new one being opened.
+
+
+def _alive(counted: str) -> bool:
+    pid, _, started = counted.partition("@")
+    return supervisor_alive({"pid": int(pid), "started_at": started or None})
 
 
 def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
-    """`band(folder, <home>/ledger, hint)`, from corral's cache when it is fresh."""
+    """`band(folder, <home>/ledger, hint)`, from corral's cache while it still holds."""
     import posix
-    import time
 
     ledger = f"{home}/ledger"
     try:
         stamp = str(posix.stat(ledger).st_mtime_ns)
     except OSError:
         return None  # no ledger: no job
+    found = _listening()
+    key = [stamp, hint, folder, ",".join(map(str, sorted(found)))]
     cache = f"{home}/cache/statusline"
-    now = time.time()
     try:
-        when, *key, kept = _read_file(cache).decode("utf-8", "surrogateescape").split("\0")
-        if key == [stamp, hint, folder] and 0 <= now - float(when) < CACHE_SECONDS:
+        *kept_key, counted, kept = _read_file(cache).decode("utf-8", "surrogateescape").split("\0")
+        if kept_key == key and all(_alive(job) for job in counted.split() if job):
             return kept or None
     except (OSError, ValueError):
         pass
-    text = band(folder, ledger, hint)
-    _write_cache(cache, "\0".join([repr(now), stamp, hint, folder, text or ""]))
+    text, jobs = _measured(folder, ledger, hint, found)
+    _write_cache(cache, "\0".join([*key, " ".join(jobs), text or ""]))
     return text
 
 
