@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.surfaces.agents import opencode
-from tests.agents.hooks import in_process, output, run, words_after
-from tests.agents.strategies import COMMANDS, VALUES
+from tests.agents.hooks import COMMANDS, PAYLOADS, VALUES, in_process, output, run, words_after
 from tests.helpers import corral, free_port, start_job
 
 __all__ = ["in_process"]  # a fixture
@@ -98,9 +97,7 @@ def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
     assert not (corral_home / "ledger").exists()
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@PAYLOADS
 @given(
     call=st.tuples(COMMANDS, st.sampled_from(["bash", "edit", None]), VALUES),
     extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),

@@ -12,12 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.surfaces.agents import qwen
-from tests.agents.hooks import in_process, output, run
-from tests.agents.strategies import COMMANDS, VALUES
+from tests.agents.hooks import (
+    COMMANDS,
+    PAYLOADS,
+    VALUES,
+    briefed,
+    garbage,
+    in_process,
+    output,
+    run,
+)
 from tests.helpers import corral, corral_json, free_port, start_job
 
 __all__ = ["in_process"]  # a fixture
@@ -130,15 +138,7 @@ def test_second_copy_is_denied_with_corrals_refusal(tmp_path: Path, corral_home:
         corral("stop", "--all", check=True)
 
 
-@pytest.mark.parametrize(
-    "data",
-    ["", "not json", "[1, 2", "NaN", json.dumps([1]), b"\xff\xfe{",
-     json.dumps({"tool_name": "run_shell_command", "tool_input": {"command": 7}, "cwd": "/"}),
-     json.dumps({"tool_name": "run_shell_command", "tool_input": "npm run dev", "cwd": "/"}),
-     json.dumps({"tool_name": "write_file", "tool_input": {"command": "npm run dev"}}),
-     json.dumps({"tool_name": "run_shell_command", "tool_input": {"command": "npm run dev"},
-                 "cwd": "/nope"})],
-)  # fmt: skip
+@pytest.mark.parametrize("data", garbage("run_shell_command", "write_file"))
 def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
     result = run("qwen", "pre-tool-use", data)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
@@ -146,20 +146,10 @@ def test_garbage_input_fails_open(data: str | bytes, corral_home: Path) -> None:
 
 
 def test_session_start_briefs_the_model_on_running_jobs(tmp_path: Path) -> None:
-    port = free_port()
-    job = start_job(f"python3 -m http.server {port} --bind 127.0.0.1", cwd=tmp_path)
-    try:
-        data = {"session_id": str(uuid.uuid4()), "transcript_path": "/x.jsonl",
-                "cwd": str(tmp_path), "hook_event_name": "SessionStart",
-                "timestamp": "2026-12-03T09:28:03.318Z", "permission_mode": "yolo",
-                "source": "startup", "model": "fake-model"}  # fmt: skip
-        out = output(run("qwen", "session-start", data))["hookSpecificOutput"]
-        assert set(out) == {"hookEventName", "additionalContext"}
-        assert out["hookEventName"] == "SessionStart"
-        assert job["id"][:8] in out["additionalContext"]
-        assert f"http://localhost:{port}" in out["additionalContext"]
-    finally:
-        corral("stop", "--all", check=True)
+    data = {"session_id": str(uuid.uuid4()), "transcript_path": "/x.jsonl",
+            "hook_event_name": "SessionStart", "timestamp": "2026-12-03T09:28:03.318Z",
+            "permission_mode": "yolo", "source": "startup", "model": "fake-model"}  # fmt: skip
+    briefed("qwen", data, tmp_path)
 
 
 def test_session_start_with_nothing_running_says_nothing(tmp_path: Path) -> None:
@@ -169,9 +159,7 @@ def test_session_start_with_nothing_running_says_nothing(tmp_path: Path) -> None
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@PAYLOADS
 @given(
     call=st.tuples(COMMANDS, st.sampled_from(["run_shell_command", "shell", None]), VALUES),
     extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
