@@ -57,17 +57,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
             return None
         out = {"hookEventName": "PostToolUse", "additionalContext": note}
         return common.to_json({"hookSpecificOutput": out})
-    if event == "session-start":
-        source = payload.get("source")
-        source = source if isinstance(source, str) else None  # startup, resume, …
-        text = common.briefing(_cwd(payload), _session(payload), home, source)
-        if not text:
-            return None
-        out = {"hookEventName": "SessionStart", "additionalContext": text}
-        return common.to_json({"hookSpecificOutput": out})
-    if event == "session-end":
-        common.session_ended(_session(payload), home)
-    return None
+    return common.session_event(event, payload, home)
 
 
 def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":

@@ -22,6 +22,7 @@ from corral.service.hooks import admit_line, started_context
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from corral.core.shell.plan import Decision
 
@@ -227,6 +228,26 @@ def started_note(command: "str | None", home: str) -> "str | None":
     from corral.surfaces.claude import started
 
     return started.note(command)
+
+
+def session_event(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
+    """SessionStart and SessionEnd for an agent whose hooks speak Claude Code's JSON (Codex,
+    Gemini, Qwen Code): the briefing as `hookSpecificOutput.additionalContext`, the
+    session-end policy; None for any other event, or nothing to tell."""
+
+    def text(key: str) -> "str | None":
+        value = payload.get(key)
+        return value if isinstance(value, str) and value else None
+
+    if event == "session-start":
+        told = briefing(text("cwd"), text("session_id"), home, text("source"))
+        if not told:
+            return None
+        out = {"hookEventName": "SessionStart", "additionalContext": told}
+        return to_json({"hookSpecificOutput": out})
+    if event == "session-end":
+        session_ended(text("session_id"), home)
+    return None
 
 
 def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:

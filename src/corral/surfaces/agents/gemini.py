@@ -50,16 +50,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
             return None
         out = {"hookEventName": "AfterTool", "additionalContext": note}
         return common.to_json({"hookSpecificOutput": out})
-    session = _text(payload, "session_id")
-    if event == "session-start":
-        text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))
-        if not text:
-            return None
-        out = {"hookEventName": "SessionStart", "additionalContext": text}
-        return common.to_json({"hookSpecificOutput": out})
-    if event == "session-end":
-        common.session_ended(session, home)
-    return None
+    return common.session_event(event, payload, home)
 
 
 def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":

@@ -42,16 +42,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     """Qwen's hook output for one event (None: print nothing, the call runs as it is)."""
     if event == "pre-tool-use":
         return pre_tool_use(payload, home)
-    session = _text(payload, "session_id")
-    if event == "session-start":
-        text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))
-        if not text:
-            return None
-        out = {"hookEventName": "SessionStart", "additionalContext": text}
-        return common.to_json({"hookSpecificOutput": out})
-    if event == "session-end":
-        common.session_ended(session, home)
-    return None
+    return common.session_event(event, payload, home)
 
 
 def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
