@@ -58,13 +58,14 @@ def test_install_twice_changes_nothing_and_uninstall_gives_their_file_back(
     assert path.read_bytes() == installed
     assert install_qwen.uninstall("project", project, tmp_path / "home").changed
     assert json.loads(path.read_text()) == THEIRS
+    assert list(path.parent.iterdir()) == [path]  # no backup of corral's left behind
     assert not install_qwen.uninstall("project", project, tmp_path / "home").changed
 
 
-def test_uninstall_of_an_install_into_no_file_leaves_no_hooks(tmp_path: Path) -> None:
+def test_uninstall_of_an_install_into_no_file_leaves_no_file(tmp_path: Path) -> None:
     install_qwen.install("user", tmp_path, tmp_path / "home")
     install_qwen.uninstall("user", tmp_path, tmp_path / "home")
-    assert json.loads((tmp_path / "home" / ".qwen" / "settings.json").read_text()) == {}
+    assert list((tmp_path / "home" / ".qwen").iterdir()) == []
 
 
 @pytest.mark.parametrize(

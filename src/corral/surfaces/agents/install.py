@@ -109,7 +109,9 @@ def merge_hooks(path: Path, groups: Sequence[tuple[str, dict[str, Any]]]) -> Rep
 
 def remove_hooks(path: Path) -> Report:
     """Take corral's entries out of the `hooks` of the JSON settings file at `path`; an event
-    left with no group goes, and `hooks` too once empty; everything else stays."""
+    left with no group goes, and `hooks` too once empty; everything else stays. As for Claude
+    Code's settings, nothing of corral's stays behind: a file left empty that held nothing
+    before corral's install is removed, and so is the backup the install made."""
 
     settings = read_settings(path)
     hooks = settings.get("hooks")
@@ -129,5 +131,14 @@ def remove_hooks(path: Path) -> Report:
     if report.changed:
         if not hooks:
             del settings["hooks"]
-        report.backup = write_settings(path, settings)
+        backup = path.with_name(path.name + ".corral-backup")
+        try:
+            before = read_settings(backup) if backup.exists() else {}
+        except InstallError:
+            before = None
+        if not settings and before == {}:
+            path.unlink()
+        else:
+            write_settings(path, settings, keep_backup=False)
+        backup.unlink(missing_ok=True)
     return report
