@@ -65,7 +65,7 @@ def test_install_twice_changes_nothing_and_uninstall_gives_their_file_back(
 def test_uninstall_of_an_install_into_no_file_leaves_no_file(tmp_path: Path) -> None:
     install_qwen.install("user", tmp_path, tmp_path / "home")
     install_qwen.uninstall("user", tmp_path, tmp_path / "home")
-    assert list((tmp_path / "home" / ".qwen").iterdir()) == []
+    assert list((tmp_path / "home").iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,10 @@ def remove_hooks(path: Path) -> Report:
             before = None
         if not settings and before == {}:
             path.unlink()
+            try:
+                path.parent.rmdir()  # only when nothing else is in it
+            except OSError:
+                pass
         else:
             write_settings(path, settings, keep_backup=False)
         backup.unlink(missing_ok=True)
