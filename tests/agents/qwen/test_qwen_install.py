@@ -103,6 +103,8 @@ def test_the_cli_installs_and_uninstalls(tmp_path: Path) -> None:
     assert corral("install", "qwen", env=env, cwd=tmp_path).stdout.startswith("already installed")
     done = corral("install", "qwen", "--uninstall", env=env, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith(f"removed corral from {path}")
+    assert not path.parent.exists()  # it held nothing else
+    path.parent.mkdir()
     path.write_text("{not json")
     refused = corral("install", "qwen", env=env, cwd=tmp_path)
     assert refused.returncode == 1 and "is not valid JSON" in refused.stderr
