@@ -95,6 +95,23 @@ def test_floor_and_programs_import_only_what_they_may() -> None:
             assert all(_layer(t) in ("lowlevel", layer) for t in imports(module)), module
 
 
+# The tui is a surface that asks the service for everything (rows, stops, restarts, logs,
+# clean) and the daemon for refreshes: it reads no ledger, process table or database itself.
+TUI_MAY_IMPORT = {"core", "errors", "service", "surfaces.tui", "surfaces.daemon"}
+
+
+def test_the_tui_surface_goes_through_the_service() -> None:
+    tui = [m for m in MODULES if m.startswith("corral.surfaces.tui.")]
+    assert "corral.surfaces.tui.app" in tui and _layer(tui[0]) == "surfaces"
+    wrong = [
+        f"{module} imports {target}"
+        for module in tui
+        for target in imports(module)
+        if not _allowed(target, TUI_MAY_IMPORT)
+    ]
+    assert not wrong, "\n".join(sorted(wrong))
+
+
 def test_exemptions_are_still_needed() -> None:
     for module, target in EXEMPT:
         assert target in imports(module), f"{module} no longer imports {target}: drop it"

@@ -127,3 +127,43 @@ def test_agent_hooks_answer_a_plain_line_as_lightly_as_the_claude_hook(
     heavy = {*HEAVY, "dataclasses", "pathlib", "site", "socket", "corral.core.shell.plan",
              "corral.service.admission", "tomllib", "subprocess"}  # fmt: skip
     assert not heavy & modules
+
+
+def test_only_the_tui_surface_imports_textual() -> None:
+    """`textual` is for `corral tui` alone (surfaces/tui/): no other module imports it."""
+    tui = SRC / "surfaces" / "tui"
+    for path in SRC.rglob("*.py"):
+        if tui in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                assert name.split(".")[0] != "textual", f"{path.relative_to(SRC)} imports {name}"
+
+
+def test_hook_status_line_prefix_and_plain_corral_do_not_load_textual(corral_home: Path) -> None:
+    """The hook's, the status line's and the prefix's modules, and `corral` with no
+    arguments off a terminal (it prints its usage), load no textual."""
+    code = (
+        "import sys, contextlib, io\n"
+        "import corral.surfaces.claude.run_hook, corral.surfaces.claude.run_statusline\n"
+        "import corral.surfaces.claude.run_prefix, corral.surfaces.claude.hook\n"
+        "import corral.surfaces.claude.statusline, corral.surfaces.claude.prefix\n"
+        "from corral.cli import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()):\n"
+        "    try:\n"
+        "        main.main([])\n"
+        "    except SystemExit as exc:\n"
+        "        assert exc.code == 2, exc.code\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        stdin=subprocess.DEVNULL,
+    ).stdout.split()  # fmt: skip
+    assert "corral.surfaces.claude.hook" in out
+    assert not {m.split(".")[0] for m in out} & {"textual"}

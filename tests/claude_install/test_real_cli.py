@@ -15,11 +15,14 @@ import pytest
 from tests.claude.fake_api import Text, ToolUse, Turn
 from tests.claude.harness import ClaudeCLI, ClaudeRun, claude_binary_or_skip
 from tests.helpers import corral, private_home
+from tests.surfaces.test_http import daemon
+
+__all__ = ["daemon"]  # a fixture
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN_PARTS = (".claude-plugin", "hooks", "commands", "bin")
+PLUGIN_PARTS = (".claude-plugin", "hooks", "mod", "commands", "bin")
 ECHO_SESSION = ToolUse("Bash", {"command": "echo corral-session=$CORRAL_SESSION"})
 
 
@@ -59,6 +62,9 @@ def test_the_repo_is_a_valid_plugin_and_marketplace(tmp_path: Path) -> None:
     assert "SessionStart" in result.stdout and "bin: corral-hook" in result.stdout
 
 
+# The plugin's mod finds (or starts) corral's daemon at session start: it runs before the CLI,
+# as one it started would outlive the run.
+@pytest.mark.usefixtures("daemon")
 def test_marketplace_install_runs_the_hooks_and_procs(claude: ClaudeCLI, tmp_path: Path) -> None:
     # A local marketplace is copied whole into the plugin cache: give it the plugin's files
     # only (a clone of the repository holds no .venv or .tools either).

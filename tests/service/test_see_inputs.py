@@ -67,11 +67,11 @@ def _failed_record(ended_ago: float, **extra: object) -> JobRecord:
 
 def test_a_failed_job_is_shown_for_an_hour_and_a_stopped_one_not() -> None:
     now = time.time()
-    assert jobs._recent_failure(_failed_record(60), now)
-    assert not jobs._recent_failure(_failed_record(3601), now)
-    assert not jobs._recent_failure(_failed_record(60, exit_code=0), now)
-    assert not jobs._recent_failure(_failed_record(60, stop_requested_at=now - 61), now)
-    assert jobs._recent_failure(_failed_record(60, exit_code=137, signal=9), now)
+    assert jobs.recent_failure(_failed_record(60), now)
+    assert not jobs.recent_failure(_failed_record(3601), now)
+    assert not jobs.recent_failure(_failed_record(60, exit_code=0), now)
+    assert not jobs.recent_failure(_failed_record(60, stop_requested_at=now - 61), now)
+    assert jobs.recent_failure(_failed_record(60, exit_code=137, signal=9), now)
 
 
 def test_trim_never_touches_a_file_that_is_not_corrals(tmp_path: Path) -> None:

@@ -1,31 +1,8 @@
 """Numbers and paths as the human tables show them (shared by ls, procs and the session
-commands)."""
+commands; the tui shares them too, from corral.core.human)."""
 
 from __future__ import annotations
 
-import os
+from corral.core.human import human_age, human_bytes, job_state, short_path
 
-
-def human_age(seconds: float) -> str:
-    s = int(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "K", "M", "G"):
-        if size < 1024 or unit == "G":
-            return f"{size:.0f}{unit}" if unit == "B" else f"{size:.1f}{unit}"
-        size /= 1024
-    return f"{size:.1f}G"
-
-
-def short_path(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home) :] if home != "/" and path.startswith(home) else path
+__all__ = ["human_age", "human_bytes", "job_state", "short_path"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from corral.cli.human import human_age, human_bytes, short_path
+from corral.cli.human import human_age, human_bytes, job_state, short_path
 from corral.core.outcomes import LIVE_STATES
 from corral.core.text import printable
 from corral.service.jobs import JobView
@@ -40,9 +40,7 @@ def render(jobs: list[JobView]) -> None:
     for name in ("ID", "STATE", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND"):
         table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=60)
     for job in jobs:
-        state = job.state if job.exit_code is None else f"{job.state} ({job.exit_code})"
-        if job.failed:
-            state = "killed" if job.signal else f"failed ({job.exit_code})"
+        state = job_state(job.state, job.exit_code, job.signal, job.failed)
         row = (
             f"{job.id[:8]} {job.name}" if job.name else job.id[:8],
             state,

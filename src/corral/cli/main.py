@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "statusline": ("corral.cli.statusline", "the Claude Code status line band for a folder"),
     "install": ("corral.cli.install", "install corral into Claude Code's settings (or remove it)"),
     "doctor": ("corral.cli.doctor", "check corral's state and installs; --fix repairs them"),
+    "tui": ("corral.cli.tui", "the control room: jobs, ports, logs; stop and restart them"),
 }
 
 
@@ -53,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
+        args_list = ["tui"]  # a person at a terminal: the control room
     parser = build_parser()
     name = args_list[0] if args_list else None
     if name not in COMMANDS:

@@ -42,16 +42,11 @@ def report(outcomes: list[StopOutcome], errors: list[str], nothing: str) -> None
     import sys
 
     from corral.core.text import printable
+    from corral.service.stopping import describe
 
     if not outcomes:
         print(nothing)
-    for o in outcomes:
-        head = f"{o.job[:8]}  {o.state}"
-        print(printable(f"{head}  {o.command}" if o.command else head))
-        for t in o.targets:
-            extra = f" ({t.detail})" if t.detail else ""
-            print(printable(f"  {t.role} pid {t.pid}: {t.result.value}{extra}"))
-        if o.note:
-            print(printable(f"  {o.note}"))
+    for line in describe(outcomes):
+        print(printable(line))
     for error in errors:
         sys.stderr.write(f"corral stop: {printable(error)}\n")

@@ -179,18 +179,26 @@ class Overview(NamedTuple):
         }
 
 
-def overview(session: str | None, folder: Path) -> Overview:
+def overview(
+    session: str | None,
+    folder: Path,
+    *,
+    observed: Any = None,
+    cpu_interval: float = 0.1,
+) -> Overview:
     """What `/procs` shows for `session` in `folder`'s project: this session's jobs, earlier
     sessions' jobs (agent gone; never a job started without a session), other live sessions'
-    jobs and jobs of no session, unsupervised leftovers, other listeners."""
+    jobs and jobs of no session, unsupervised leftovers, other listeners. `observed`: a
+    snapshot already taken (`sessions.Observed`, the daemon's warm one); `cpu_interval`: the
+    seconds CPU % is measured over (the mod's pane asks for 0: no wait, no CPU figure)."""
     from corral.service import jobs, sessions
     from corral.service.projects import project_root
 
     project = str(project_root(folder))
-    observed = sessions.observe()
+    observed = sessions.observe() if observed is None else observed
     agents = observed.attributed.agents
-    listing = sessions.list_processes(observed=observed)
-    job_listing = jobs.list_jobs()
+    listing = sessions.list_processes(observed=observed, supervised=False)
+    job_listing = jobs.list_jobs(cpu_interval=cpu_interval)
     mine: list[Any] = []
     earlier: list[Any] = []
     others: list[Any] = []
@@ -217,3 +225,22 @@ def overview(session: str | None, folder: Path) -> Overview:
     return Overview(
         session, project, mine, earlier, others, loose, listing.other_listeners, warnings
     )
+
+
+def recent_failures(folder: str) -> list[Any]:
+    """Ledger records of jobs in `folder`'s project that ended on their own with an error
+    within the hour (the band shows them until the person has seen them), newest first. Read
+    from the ledger alone: no process is looked at."""
+    import time
+    from pathlib import Path
+
+    from corral.adapters import ledger
+    from corral.service import jobs
+    from corral.service.projects import project_root
+
+    root = str(project_root(Path(folder)))
+    now = time.time()
+    failed = [
+        r for r in ledger.read_all().records if jobs.recent_failure(r, now) and _inside(r.cwd, root)
+    ]
+    return sorted(failed, key=lambda r: r.ended_at or 0.0, reverse=True)

@@ -142,7 +142,7 @@ def list_jobs(
     observed = []
     for record in chosen:
         state, note, extra = states[record.id]
-        if state.final and not include_finished and not _recent_failure(record, time.time()):
+        if state.final and not include_finished and not recent_failure(record, time.time()):
             continue
         observed.append((record, state, note, extra))
     live = {
@@ -195,7 +195,7 @@ def list_jobs(
     return Listing(jobs, read.warnings)
 
 
-def _recent_failure(record: JobRecord, now: float) -> bool:
+def recent_failure(record: JobRecord, now: float) -> bool:
     """A job that ended on its own with a non-zero code or by a signal less than an hour
     ago: plain `ls` keeps showing it (a crash must not look like a clean exit)."""
     return (

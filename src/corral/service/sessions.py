@@ -351,9 +351,11 @@ def list_processes(
     orphaned: bool = False,
     project: Path | None = None,
     observed: Observed | None = None,
+    supervised: bool = True,
 ) -> ProcessListing:
     """Attributed processes: of one `session`, or the `orphaned` ones (a session whose agent is
-    gone, or none known), or all; only those working inside `project` when it is given."""
+    gone, or none known), or all; only those working inside `project` when it is given; with
+    `supervised` False, none of corral's jobs (a caller that lists jobs from the ledger)."""
     obs = observed or observe()
     chain = _caller_chain(obs.snapshot)
     kids = obs.snapshot.children()
@@ -365,6 +367,8 @@ def list_processes(
         if session is not None and row.session != session:
             continue
         if orphaned and not obs.attributed.orphaned(row):
+            continue
+        if not supervised and row.how == attribution.SUPERVISED:
             continue
         view = _view(obs, row, kids, jobs_by_id)
         if project is not None and not _inside(view.cwd, project):

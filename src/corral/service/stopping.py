@@ -93,3 +93,18 @@ def _stop(chosen: list[JobRecord], surface: str, nothing: str) -> Stopped:
     # also with nothing chosen: a stop ends the reservations no live process holds
     outcomes, errors = jobs.stop_records(chosen, surface=surface)
     return Stopped(outcomes, errors, nothing)
+
+
+def describe(outcomes: Sequence[jobs.StopOutcome]) -> list[str]:
+    """A stop's outcomes as lines for a person (the CLI and the tui): each job with its state
+    and command, then each target's result, then the job's note."""
+    lines = []
+    for o in outcomes:
+        head = f"{o.job[:8]}  {o.state}"
+        lines.append(f"{head}  {o.command}" if o.command else head)
+        for t in o.targets:
+            extra = f" ({t.detail})" if t.detail else ""
+            lines.append(f"  {t.role} pid {t.pid}: {t.result.value}{extra}")
+        if o.note:
+            lines.append(f"  {o.note}")
+    return lines

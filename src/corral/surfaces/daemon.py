@@ -58,16 +58,23 @@ class _UnixConnection(http.client.HTTPConnection):
 
 def health(timeout: float = 2.0) -> dict[str, Any] | None:
     """The running daemon's health answer, or None when none answers on the socket."""
+    answer = get("/api/health", timeout)
+    return answer[0] if answer is not None else None
+
+
+def get(path: str, timeout: float = 5.0) -> tuple[Any, list[str]] | None:
+    """The data and errors of the daemon's answer to `GET path` (a 200), or None when none
+    answers on the socket (or answers something else)."""
     conn = _UnixConnection(socket_path(), timeout)
     try:
-        conn.request("GET", "/api/health")
+        conn.request("GET", path)
         answer = conn.getresponse()
         body = answer.read()
         if answer.status != 200:
             return None
-        data: dict[str, Any] = json.loads(body)["data"]
-        return data
-    except (OSError, ValueError, KeyError, http.client.HTTPException):
+        doc = json.loads(body)
+        return doc["data"], list(doc["errors"])
+    except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException):
         return None
     finally:
         conn.close()

@@ -24,7 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from corral.core.envelope import envelope
 from corral.core.shell.plan import LINE_LIMIT, explain_json, too_long
-from corral.service import activity, admission, claude, jobs, sessions
+from corral.service import activity, admission, board, claude, jobs, sessions
+from corral.surfaces import http_claude
 
 log = logging.getLogger("corral.daemon")
 
@@ -34,6 +35,7 @@ REFRESH = 5.0  # the warm snapshot's period while clients are around
 IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
 CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
 WHOLE_EVERY = 60.0  # a periodic refresh reads every process again at least this often
+RECENT = 0.5  # a board asked for (once a second by the tui) reuses a snapshot this young
 
 
 class BadRequest(Exception):
@@ -92,6 +94,21 @@ class Warm:
         if observed is None:  # _refresh(min_age=0) always takes one; kept honest for mypy
             raise RuntimeError("the daemon took no snapshot")
         return observed
+
+    async def recent(self, max_age: float = RECENT) -> sessions.Observed:
+        """A snapshot at most `max_age` seconds old, else the last one brought up to date
+        reading only what changed: for a client asking every second (the tui)."""
+        self.seen()
+        observed = await self._refresh(min_age=max_age, whole=False)
+        if observed is None:  # _refresh takes one when it has none; kept honest for mypy
+            raise RuntimeError("the daemon took no snapshot")
+        return observed
+
+    def seen(self) -> None:
+        """A client is around: keep the snapshot warm (every REFRESH seconds)."""
+        if time.monotonic() - self.last_client >= CLIENT_WINDOW:
+            self.wake.set()
+        self.last_client = time.monotonic()
 
     def tool_call(self, phase: str, session: str, call: str) -> None:
         self.in_flight.note(phase, session, call, time.monotonic())
@@ -289,6 +306,15 @@ def create_app(
         )
         return _reply(listing.to_json(), listing.warnings)
 
+    async def board_view(request: Request) -> JSONResponse:
+        _only_params(request, {"project"})
+        project = request.query_params.get("project")
+        if project is None or not os.path.isabs(project):
+            raise BadRequest("query parameter project must be an absolute path")
+        obs = await warm.recent()
+        view = await asyncio.to_thread(board.board, Path(project), observed=obs)
+        return _reply(view.to_json(), view.warnings)
+
     async def _run_stop(session: str | None, targets: list[sessions.Target] | None) -> JSONResponse:
         # Shielded: an accepted stop finishes even if the client goes away.
         task = asyncio.ensure_future(
@@ -336,7 +362,18 @@ def create_app(
             methods=["POST"],
         ),
         Route("/api/processes", _checked(processes), methods=["GET"]),
+        Route("/api/board", _checked(board_view), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
+        *http_claude.routes(
+            reply=_reply,
+            checked=_checked,
+            body_of=_body,
+            bad=BadRequest,
+            recent=lambda: warm.recent(REFRESH),  # the band: the warm state, no refresh
+            seen=warm.seen,
+            pending=pending,
+            woken=warm.wake.set,
+        ),
     ]
 
     from contextlib import asynccontextmanager

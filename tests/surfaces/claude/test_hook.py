@@ -418,3 +418,29 @@ def test_session_start_after_compact_or_resume_retells_the_sessions_own_jobs(
         assert "started earlier" not in text
     finally:
         stop_all()
+
+
+def test_with_corrals_mod_the_hook_leaves_compaction_and_session_end_to_it(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """The mod sets CORRAL_MOD for everything Claude Code runs after the session started: it
+    re-tells the session after a compaction or a /clear and hands the session's end to the
+    daemon itself. A resume is still the hook's (it runs before the mod could set it)."""
+    session = str(uuid.uuid4())
+    mine = start_job("sleep 303", "--session", session, cwd=tmp_path)
+    (corral_home / "config.toml").write_text('session_end = "terminate"\n')
+    mod = {"CORRAL_MOD": "1"}
+    try:
+        data = {"hook_event_name": "SessionStart", "session_id": session, "cwd": str(tmp_path)}
+        for source in ("compact", "clear"):
+            assert run_hook("session-start", {**data, "source": source}, mod).stdout == ""
+        text = answer(run_hook("session-start", {**data, "source": "resume"}, mod))
+        assert mine["id"][:8] in text["additionalContext"]
+        end = {"hook_event_name": "SessionEnd", "session_id": session, "reason": "other"}
+        assert run_hook("session-end", end, mod).stdout == ""
+        time.sleep(1.0)  # a stop the hook started would have taken the job by now
+        assert alive(mine["pid"])
+        assert run_hook("session-end", end).stdout == ""  # without the mod: the hook's
+        wait_for(lambda: not alive(mine["pid"]), what="the session's job stopped")
+    finally:
+        stop_all()

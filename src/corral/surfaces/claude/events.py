@@ -12,13 +12,25 @@ from corral import config
 from corral.service import claude
 from corral.service.hooks import briefing
 
+# Set by corral's mod (the plugin's mod/register.ts) in the environment of everything Claude
+# Code runs after the session started: the mod then re-tells the session its jobs after a
+# compaction or a /clear and hands the session's end to the daemon, so the hooks do not.
+# (At startup and on a resume the SessionStart hook runs before the mod could set it: the
+# hooks brief the session then, and the mod does not.)
+MOD = "CORRAL_MOD"
+MOD_RETELLS = ("compact", "clear")
+
 
 def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     session = payload.get("session_id")
     session = session if isinstance(session, str) and session else None
+    mod = bool(os.environ.get(MOD))
     if event == "session-start":
-        return session_start(payload, session, home)
+        tell = not (mod and payload.get("source") in MOD_RETELLS)
+        return session_start(payload, session, home, tell=tell)
     if event == "session-end":
+        if mod:
+            return None
         if session is not None and config.session_end() == "terminate":
             stop_in_background(session)
         return None
@@ -35,12 +47,16 @@ def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     return None
 
 
-def session_start(payload: dict[str, Any], session: str | None, home: str) -> str | None:
+def session_start(
+    payload: dict[str, Any], session: str | None, home: str, *, tell: bool = True
+) -> str | None:
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file and session:
         with open(env_file, "a", encoding="utf-8") as f:
             f.write(f"export CORRAL_SESSION={shlex.quote(session)}\n")
     cwd = payload.get("cwd")
+    if not tell:
+        return None
     if not isinstance(cwd, str) or not os.path.isdir(cwd):
         return None
     source = payload.get("source")

@@ -1,0 +1,384 @@
+"""`corral tui`: the control room. A thin view: the board comes from a feed (the daemon, or
+snapshots) in thread workers, every key acts through the service API (surfaces.tui.actions)
+in thread workers too, and results come back as messages. Only the cells that changed are
+redrawn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Input, Log, Static
+
+from corral.surfaces.tui import actions
+from corral.surfaces.tui.feed import Feed
+from corral.surfaces.tui.rows import COLUMNS, Row, build, summary
+
+LOG_TAIL = 500  # lines of a job's log shown when it is selected
+
+
+class BoardReady(Message):
+    def __init__(self, board: dict[str, Any] | None, warnings: list[str], source: str) -> None:
+        super().__init__()
+        self.board, self.warnings, self.source = board, warnings, source
+
+
+class ActionDone(Message):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+
+class LogLines(Message):
+    def __init__(
+        self, job: str, lines: list[str], cursor: int | None, note: str | None, reset: bool
+    ) -> None:
+        super().__init__()
+        self.job, self.lines, self.cursor, self.note, self.reset = job, lines, cursor, note, reset
+
+
+class Confirm(ModalScreen[bool]):
+    """A yes/no question: `y` answers yes; `n` or escape no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "yes"),
+        Binding("n", "answer(False)", "no"),
+        Binding("escape", "answer(False)", "no"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.question), id="question")
+            yield Static("y: yes    n: no")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+_STYLES = {"group": "bold", "listener": "dim"}
+
+
+def _style(row: Row) -> str:
+    if row.kind in _STYLES:
+        return _STYLES[row.kind]
+    state = row.cells[1]
+    if state.startswith(("failed", "killed")):
+        return "red"
+    if state in ("unsupervised", "orphaned"):
+        return "yellow"
+    return "" if row.live else "dim"
+
+
+class ControlRoom(App[None]):
+    """The jobs, the processes agent sessions left, the listeners; stop, restart, logs."""
+
+    CSS_PATH = "control_room.tcss"
+    TITLE = "corral"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor(1)", "down", show=False),
+        Binding("k", "cursor(-1)", "up", show=False),
+        Binding("s", "stop", "stop"),
+        Binding("r", "restart", "restart"),
+        Binding("S", "stop_session", "stop session"),
+        Binding("e", "stop_earlier", "stop earlier"),
+        Binding("c", "clean", "clear finished"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "leave", "back", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(
+        self,
+        feed: Feed,
+        *,
+        folder: Path,
+        session: str | None = None,
+        refresh_every: float | None = 1.0,
+    ) -> None:
+        super().__init__()
+        self.feed = feed
+        self.folder = folder
+        self.session = session
+        self.refresh_every = refresh_every
+        self.board: dict[str, Any] | None = None
+        self.rows: dict[str, Row] = {}
+        self.order: list[str] = []
+        self.needle = ""
+        self.grep: str | None = None
+        self.cells_redrawn = 0  # cells written since the app started (tests, bench)
+        self.boards = 0  # boards applied
+        self._fetching = False
+        self._log_job: str | None = None
+        self._log_cursor: int | None = None
+        self._reading_log = False
+
+        self.heading = Static("corral", id="heading")
+        self.table: DataTable[Text] = DataTable(id="jobs", cursor_type="row")
+        self.result = Static("", id="result")
+        self.filter_box = Input(placeholder="filter rows", id="filter")
+        self.log_view = Log(id="log", max_lines=5000)
+
+    def compose(self) -> ComposeResult:
+        yield self.heading
+        yield self.table
+        yield self.result
+        yield self.filter_box
+        yield self.log_view
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for name in COLUMNS:
+            self.table.add_column(name, key=name)
+        self.table.focus()
+        self.connect()
+        if self.refresh_every:
+            self.set_interval(self.refresh_every, self.tick)
+
+    # -- the board -------------------------------------------------------------------------
+
+    @work(thread=True, group="connect")
+    def connect(self) -> None:
+        self.fetch_board()  # the first paint does not wait for the daemon to start
+        self.feed.connect()
+
+    def tick(self) -> None:
+        if not self._fetching:
+            self._fetching = True
+            self.run_worker(self.fetch_board, thread=True, group="board")
+        self.follow_log()
+
+    def fetch_board(self) -> None:
+        self._fetching = True
+        try:
+            board, warnings = self.feed.board()
+        except Exception as exc:  # noqa: BLE001 - shown in the heading; the next tick retries
+            self.post_message(BoardReady(None, [f"cannot read the board: {exc}"], self.feed.source))
+            return
+        finally:
+            self._fetching = False
+        self.post_message(BoardReady(board, warnings, self.feed.source))
+
+    def on_board_ready(self, message: BoardReady) -> None:
+        heading = self.heading
+        if message.board is None:
+            heading.update(Text(" · ".join(message.warnings)))
+            return
+        self.board = message.board
+        self.boards += 1
+        text = f"{summary(message.board)} · via {message.source}"
+        if message.warnings:
+            text += f" · warning: {message.warnings[0]}"
+        heading.update(Text(text))
+        self.show_rows()
+
+    def show_rows(self) -> None:
+        """Draw the board's rows: only the cells that changed when the rows are the same
+        ones in the same order, else the table again (the selection kept)."""
+        if self.board is None:
+            return
+        rows = build(self.board, self.session, self.needle)
+        table = self.table
+        keys = [r.key for r in rows]
+        if keys == self.order:
+            for row in rows:
+                old = self.rows[row.key]
+                if old == row:
+                    continue
+                for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
+                    if was != now or _style(old) != _style(row):
+                        table.update_cell(row.key, COLUMNS[column], Text(now, _style(row)))
+                        self.cells_redrawn += 1
+                self.rows[row.key] = row
+            return
+        selected = self.selected()
+        table.clear()
+        for row in rows:
+            style = _style(row)
+            table.add_row(*(Text(c, style) for c in row.cells), key=row.key)
+            self.cells_redrawn += len(row.cells)
+        self.rows = {r.key: r for r in rows}
+        self.order = keys
+        if selected is not None and selected.key in self.rows:
+            table.move_cursor(row=keys.index(selected.key), scroll=True)
+        else:
+            first = next((i for i, r in enumerate(rows) if r.kind != "group"), 0)
+            table.move_cursor(row=first)
+        self.show_log(self.selected())
+
+    def selected(self) -> Row | None:
+        table = self.table
+        if not self.order or not 0 <= table.cursor_row < len(self.order):
+            return None
+        return self.rows.get(self.order[table.cursor_row])
+
+    @on(DataTable.RowHighlighted)
+    def highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        self.show_log(self.rows.get(key) if key else None)
+
+    @on(DataTable.RowSelected)
+    def selected_row(self) -> None:
+        self.log_view.focus()
+
+    def action_cursor(self, step: int) -> None:
+        table = self.table
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
+
+    # -- the log ---------------------------------------------------------------------------
+
+    def show_log(self, row: Row | None) -> None:
+        job = row.job if row is not None and row.kind == "job" else None
+        if job == self._log_job:
+            return
+        self._log_job, self._log_cursor = job, None
+        log = self.log_view
+        log.clear()
+        if job is not None:
+            self.read_log(job, None, self.grep)
+
+    def follow_log(self) -> None:
+        if self._log_job is not None and self._log_cursor is not None and not self._reading_log:
+            self.read_log(self._log_job, self._log_cursor, self.grep)
+
+    @work(thread=True, group="log")
+    def read_log(self, job: str, after: int | None, grep: str | None) -> None:
+        self._reading_log = True
+        try:
+            lines, cursor, note = self.feed.read_log(job, after, grep, LOG_TAIL)
+        finally:
+            self._reading_log = False
+        self.post_message(LogLines(job, lines, cursor, note, after is None))
+
+    def on_log_lines(self, message: LogLines) -> None:
+        if message.job != self._log_job:
+            return  # another row was selected meanwhile
+        if not message.reset and self._log_cursor is None:
+            return  # a follow read of before a new search
+        log = self.log_view
+        if message.reset:
+            log.clear()
+        if message.note:
+            log.write_line(message.note)
+        log.write_lines(message.lines)
+        self._log_cursor = message.cursor
+
+    # -- filter and search -----------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        box = self.filter_box
+        searching = self.focused is self.log_view
+        box.placeholder = "search the log (a regex)" if searching else "filter rows"
+        box.value = (self.grep or "") if searching else self.needle
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        if event.input.placeholder == "filter rows":
+            self.needle = event.value
+            self.show_rows()
+
+    @on(Input.Submitted, "#filter")
+    def filter_done(self, event: Input.Submitted) -> None:
+        event.input.remove_class("shown")
+        if event.input.placeholder == "filter rows":
+            self.table.focus()
+            return
+        self.grep = event.value or None
+        self.log_view.focus()
+        if self._log_job is not None:
+            self._log_cursor = None
+            self.read_log(self._log_job, None, self.grep)
+
+    def action_leave(self) -> None:
+        box = self.filter_box
+        if box.has_class("shown"):
+            box.remove_class("shown")
+            if box.placeholder == "filter rows":
+                box.value = ""
+        self.table.focus()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def say(self, lines: list[str]) -> None:
+        self.result.update(Text("\n".join(lines)))
+
+    def _target(self) -> Row | None:
+        row = self.selected()
+        if row is None or row.kind == "group":
+            self.say(["select a job or a process first (↑/↓ or j/k)"])
+            return None
+        if row.kind == "listener":
+            self.say([f"{row.label}: read-only, corral did not start it"])
+            return None
+        return row
+
+    def _confirmed(self, question: str, then: Any) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                then()
+            else:
+                self.say(["nothing done"])
+
+        self.push_screen(Confirm(question), answered)
+
+    def action_stop(self) -> None:
+        row = self._target()
+        if row is None:
+            return
+        if not row.live:
+            self.say([f"{row.label} has already ended ({row.cells[1]})"])
+            return
+        self._confirmed(f"Stop {row.label}?", lambda: self.act(actions.stop, row))
+
+    def action_restart(self) -> None:
+        row = self._target()
+        if row is not None:
+            self.say([f"restarting {row.label} …"])
+            self.act(actions.restart, row)
+
+    def action_stop_session(self) -> None:
+        row = self._target()
+        if row is None:
+            return
+        session = row.session
+        if session is None:
+            self.say([f"{row.label} belongs to no agent session: `s` stops it alone"])
+            return
+        question = f"Stop every running job of session {session[:8]}?"
+        self._confirmed(question, lambda: self.act(actions.stop_session, session))
+
+    def action_stop_earlier(self) -> None:
+        where = summary(self.board).split(" · ")[1] if self.board else str(self.folder)
+        question = f"Stop the jobs of earlier agent sessions in {where}?"
+        self._confirmed(question, lambda: self.act(actions.stop_earlier, self.session, self.folder))
+
+    def action_clean(self) -> None:
+        self.act(actions.clean)
+
+    @work(thread=True, group="action")
+    def act(self, do: Any, *args: Any) -> None:
+        try:
+            lines = do(*args)
+        except Exception as exc:  # noqa: BLE001 - shown to the person; the app goes on
+            lines = [f"failed: {exc}"]
+        self.post_message(ActionDone(lines))
+
+    def on_action_done(self, message: ActionDone) -> None:
+        self.say(message.lines)
+        self.tick()

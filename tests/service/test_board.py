@@ -1,0 +1,68 @@
+"""The control room's board (service.board) with real processes: every job with its project,
+the processes an agent session started without corral (never a job's own twice), the other
+listeners; and a job's usage reused a few seconds while the ledger is unchanged, never once
+a job started or stopped."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from corral.service import board, sessions, stopping
+from corral.service.board import USAGE_FOR
+from tests.helpers import start_job, wait_for
+
+RUN = uuid.uuid4().hex[:8]
+
+
+def test_jobs_with_their_project_the_unsupervised_and_the_listeners(tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / "web").mkdir()
+    job = start_job("sleep 300", "--session", f"b-{RUN}", cwd=project / "web")
+    marked = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": f"b-{RUN}"})
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        try:
+            wait_for(lambda: os.path.exists(f"/proc/{marked.pid}/environ"), what="marked")
+            got = board.board(project / "web").to_json()
+        finally:
+            marked.kill()
+            marked.wait()
+    assert got["project"] == str(project)
+    assert [(j["id"], j["project"], j["state"]) for j in got["jobs"]] == [
+        (job["id"], str(project), "running")
+    ]
+    loose = [p for p in got["unsupervised"] if p["session"] == f"b-{RUN}"]
+    assert [(p["pid"], p["attribution"]) for p in loose] == [(marked.pid, "env")]
+    assert all(p["attribution"] != "supervised" for p in got["unsupervised"])
+    assert any(lst["port"] == port for lst in got["other_listeners"])
+    assert stopping.stop([job["id"]]).ok
+
+
+def test_usage_is_reused_while_the_ledger_is_unchanged_and_never_after_a_change() -> None:
+    first_job = start_job("sleep 300")
+    time.sleep(1.1)  # the ledger folder's key can be trusted a second after its change
+    obs = sessions.observe()
+    first = board.board(Path.cwd(), observed=obs)
+    measured = board._LAST[1] if board._LAST else None
+    again = board.board(Path.cwd(), observed=sessions.refresh(obs))
+    assert board._LAST is not None and board._LAST[1] == measured  # not measured again
+    assert [j.id for j in again.jobs] == [first_job["id"]]
+    assert again.jobs[0].age_seconds >= first.jobs[0].age_seconds
+    assert again.jobs[0].cpu_percent == first.jobs[0].cpu_percent  # the same measure
+    second_job = start_job("sleep 301")
+    now = board.board(Path.cwd(), observed=sessions.refresh(obs))
+    assert board._LAST[1] != measured
+    assert {j.id for j in now.jobs} == {first_job["id"], second_job["id"]}
+    assert stopping.stop([second_job["id"]]).ok
+    stopped = board.board(Path.cwd(), observed=sessions.refresh(obs))
+    assert {j.id: j.state for j in stopped.jobs}[second_job["id"]] == "stopped"
+    assert stopping.stop([first_job["id"]]).ok
+    assert USAGE_FOR <= 5  # ports are read every few seconds at most (DESIGN.md)

@@ -1,0 +1,109 @@
+"""Where the control room's rows come from: the daemon (started when none runs) serves the
+same board as a snapshot taken here, and the tui falls back to snapshots when no daemon can
+run or the daemon goes away."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from textual.pilot import Pilot
+
+from corral.service import board as board_service
+from corral.surfaces import daemon
+from corral.surfaces.tui.app import ControlRoom
+from corral.surfaces.tui.feed import LiveFeed
+from tests.helpers import alive, start_job, wait_for
+from tests.tui.conftest import run, stop_daemon, until
+
+
+@pytest.fixture
+def job(corral_home: Path) -> Iterator[dict[str, Any]]:
+    started = start_job("sleep 300")
+    yield started
+    from corral.service import stopping
+
+    assert stopping.stop([started["id"]]).ok
+
+
+@pytest.fixture
+def no_daemon_left(corral_home: Path) -> Iterator[None]:
+    yield
+    stop_daemon(corral_home)
+
+
+def _jobs(board: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(j["id"], j["state"], j["project"]) for j in board["jobs"]]
+
+
+def test_the_tui_starts_the_daemon_and_draws_its_board(
+    job: dict[str, Any], no_daemon_left: None
+) -> None:
+    assert daemon.health() is None
+    folder = Path.cwd()
+    app = ControlRoom(LiveFeed(folder), folder=folder)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        await until(pilot, lambda: app.feed.source == "daemon", "the daemon")
+        boards = app.boards
+        await until(pilot, lambda: app.boards > boards, "a board from the daemon")
+        assert f"job:{job['id']}" in app.rows
+        assert "via daemon" in str(app.heading.render())
+
+    run(app, scenario)
+    health = daemon.health()
+    assert health is not None and health["snapshots_taken"] >= 1
+
+
+def test_the_daemons_board_is_the_one_taken_here(
+    job: dict[str, Any], corral_home: Path, no_daemon_left: None
+) -> None:
+    feed = LiveFeed(Path.cwd())
+    feed.connect()
+    served, _ = feed.board()
+    here = board_service.board(Path.cwd()).to_json()
+    assert _jobs(served) == _jobs(here) == [(job["id"], "running", str(Path.cwd()))]
+    assert served["project"] == here["project"]
+    transport = httpx.HTTPTransport(uds=str(corral_home / "corral.sock"))
+    with httpx.Client(transport=transport, base_url="http://corral", timeout=30) as client:
+        for query in ("project=relative/folder", "", f"project={Path.cwd()}&all=true"):
+            answer = client.get(f"/api/board?{query}")
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["data"] is None and answer.json()["errors"]
+
+
+def test_when_the_daemon_goes_away_the_tui_takes_snapshots(
+    job: dict[str, Any], no_daemon_left: None
+) -> None:
+    feed = LiveFeed(Path.cwd())
+    feed.connect()
+    assert feed.source == "daemon"
+    health = daemon.health()
+    assert health is not None
+    os.kill(health["pid"], signal.SIGTERM)
+    wait_for(lambda: not alive(health["pid"]), 30, "daemon gone")
+    got, _ = feed.board()
+    assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
+    assert feed.source == "snapshots (the daemon stopped answering)"
+
+
+def test_where_no_daemon_can_run_the_tui_takes_snapshots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)  # too long a path for the daemon's socket
+    deep.mkdir(parents=True, mode=0o700)
+    monkeypatch.setenv("CORRAL_HOME", str(deep))
+    job = start_job("sleep 300")
+    feed = LiveFeed(Path.cwd())
+    feed.connect()
+    assert feed.source == "snapshots (no daemon: see daemon.log)"
+    got, _ = feed.board()
+    assert [j["id"] for j in got["jobs"]] == [job["id"]]
+    from corral.service import stopping
+
+    assert stopping.stop([job["id"]]).ok
