@@ -73,3 +73,13 @@ test("a hook program that cannot start leaves the call untouched", async () => {
   await hooks["tool.execute.before"]({ tool: "bash", sessionID: "s", callID: "c" }, output)
   expect(output.args).toEqual({ command: "npm run dev REWRITE" })
 })
+
+test("every command opencode runs carries the session as CORRAL_SESSION", async () => {
+  const hooks = await CorralPlugin({ directory: "/project", worktree: "/" })
+  const output = { env: { KEEP: "1" } as Record<string, string> }
+  await hooks["shell.env"]({ cwd: "/project", sessionID: "ses_1", callID: "c" }, output)
+  expect(output.env).toEqual({ KEEP: "1", CORRAL_SESSION: "ses_1" })
+  const none = { env: {} as Record<string, string> }
+  await hooks["shell.env"]({ cwd: "/project" }, none)
+  expect(none.env).toEqual({})
+})

@@ -2,7 +2,7 @@
 chat-completions server, with corral's plugin placed by `corral install opencode`: the
 model's background server runs under corral's supervisor in the opencode session, outlives
 opencode, and a second request is refused (the plugin throws corral's reason) and starts
-nothing."""
+nothing; every command opencode runs carries the session (CORRAL_SESSION)."""
 
 from __future__ import annotations
 
@@ -82,13 +82,15 @@ def test_background_server_is_supervised_and_not_started_twice(
 ) -> None:
     port = free_port()
     line = f"python3 -m http.server {port} --bind 127.0.0.1"
-    run, session = run_opencode(opencode_cli, [bash(f"{line} &"), Text("started")])
+    script: list[Turn] = [bash(f"{line} &"), bash('echo "in $CORRAL_SESSION"'), Text("started")]
+    run, session = run_opencode(opencode_cli, script)
     [job] = corral_json("ls")["data"]
     # Listed with opencode's session, and alive after opencode exited.
     assert (job["session"], job["command"], job["ports"]) == (session, line, [port]), run.explain()
     assert job["state"] == "running" and alive(job["pid"])
-    [told] = run.tool_results().values()  # the call's output, and what corral started
+    told, echoed = run.tool_results().values()  # the call's output, what corral started
     assert f"corral supervises `{line}` as job {job['id'][:8]}" in told, run.explain()
+    assert echoed.strip() == f"in {session}"  # opencode's commands carry the session
 
     again, _ = run_opencode(opencode_cli, [bash(f"{line} &"), Text("it runs already")])
     [refused] = again.tool_results().values()

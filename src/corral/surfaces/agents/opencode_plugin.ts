@@ -9,6 +9,9 @@
 //                       so the model reads what corral started
 //   {"deny": "..."}     refuse the call; the model reads the reason
 //   nothing             run the line as written
+// Every command opencode runs also gets CORRAL_SESSION (opencode's own carry no session id),
+// so what it starts outside corral is still attributed to its session by `corral ls`.
+//
 // Whatever goes wrong on the way (no corral, a crash, a slow answer, an answer it cannot
 // read) leaves the call exactly as the model wrote it: corral never blocks the agent
 // because of its own error.
@@ -73,6 +76,9 @@ export const CorralPlugin = async (ctx: { directory?: string; worktree?: string 
       if (typeof answer.command !== "string") return
       output.args.command = answer.command
       if (typeof answer.context === "string" && input.callID) told.set(input.callID, answer.context)
+    },
+    "shell.env": async (input: { sessionID?: string }, output: { env: Record<string, string> }) => {
+      if (typeof input?.sessionID === "string" && output?.env) output.env.CORRAL_SESSION = input.sessionID
     },
     "tool.execute.after": async (input: { callID?: string }, output: { output?: unknown }) => {
       const context = input.callID === undefined ? undefined : told.get(input.callID)
