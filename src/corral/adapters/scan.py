@@ -26,8 +26,13 @@ from corral.lowlevel.sockets import Listener  # the one listener type
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
 # The variables that name an agent session, first found wins: corral's own, Claude Code's,
-# Codex's (every command Codex spawns carries its thread id, the hook's session_id).
-SESSION_MARKERS = ("CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
+# Codex's and Qwen Code's (every command they spawn carries the hook's session_id).
+SESSION_MARKERS = (
+    "CORRAL_SESSION",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "QWEN_CODE_SESSION_ID",
+)
 MARKERS = ("CORRAL_JOB", *SESSION_MARKERS, "CLAUDE_PID")
 _MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
 _ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case
