@@ -2,8 +2,9 @@
 
 The session is the one the server is started in (CLAUDE_CODE_SESSION_ID, CORRAL_SESSION,
 CODEX_THREAD_ID, GEMINI_SESSION_ID, QWEN_CODE_SESSION_ID), the project the one of its working
-folder. Tools call the same service API as every surface and follow the same safety rules: a destructive call
-reaches only this session's jobs; anything else is reported `unproven`, never signalled.
+folder. Tools call the same service API as every surface and follow the same safety rules: a
+destructive call reaches only this session's jobs; anything else is reported `unproven`,
+never signalled.
 Log lines handed to the agent have secret-looking values hidden. Every result is the
 versioned envelope as structured content, plus a short text for clients that show text.
 """
