@@ -62,7 +62,6 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corral-bench-hook-") as tmp:
         env = {**os.environ, "CORRAL_HOME": str(Path(tmp) / "home")}
-        os.mkdir(env["CORRAL_HOME"], 0o700)  # an existing CORRAL_HOME must be private
         baseline_argv = [sys.executable, "-I", "-S", "-c", "pass"]
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)

@@ -2,7 +2,9 @@
 every hook, p50, beside its targets (issue 13). Runs are interleaved with the baseline, so
 load hits both alike.
 
-    .venv/bin/python -m bench.bench_prefix [--runs N]
+    .venv/bin/python -m bench.bench_prefix [--runs N] [--shell /usr/bin/zsh]
+
+(`--shell`: the user's $SHELL, bash or zsh; the baselines are that shell's `-c`.)
 
 - a Bash call that starts no long runner: ≤ 2 ms over `bash -c STRING` (the same string);
 - a hook's command: ≤ 2 ms over `/bin/sh -c COMMAND`;
@@ -41,14 +43,17 @@ def _time(argv: list[str], env: dict[str, str], cwd: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--shell", default="/bin/bash", help="the user's $SHELL: bash or zsh")
     args = parser.parse_args()
+    shell = args.shell
+    kind = os.path.basename(shell)
     with tempfile.TemporaryDirectory(prefix="corral-bench-prefix-") as tmp:
         home = Path(tmp) / "home"
-        env = {**os.environ, "CORRAL_HOME": str(home), "SHELL": "/bin/bash"}
+        env = {**os.environ, "CORRAL_HOME": str(home), "SHELL": shell}
         os.environ["CORRAL_HOME"] = str(home)
         program = str(Path(tmp) / prefix.NAME)
         prefix.write_launcher(program)
-        head = f"source {tmp}/snapshot-bash-1-a.sh 2>/dev/null || true && "
+        head = f"source {tmp}/snapshot-{kind}-1-a.sh 2>/dev/null || true && "
         cwd_file = f"{tmp}/claude-cwd"
         plain = compose("git status --short && ls -la src | grep py > files.txt", head, cwd_file)
         hook_cmd = "true"
@@ -56,14 +61,14 @@ def main() -> int:
         runner = compose("npm run dev", head, cwd_file)
         figures: dict[str, list[float]] = {k: [] for k in ("bash", "plain", "sh", "hook")}
         for _ in range(args.runs):
-            figures["bash"].append(_time(["/bin/bash", "-c", plain], env, tmp))
+            figures["bash"].append(_time([shell, "-c", plain], env, tmp))
             figures["plain"].append(_time([program, plain], env, tmp))
             figures["sh"].append(_time(["/bin/sh", "-c", hook_cmd], env, tmp))
             figures["hook"].append(_time([program, hook_cmd], env, tmp))
         started: dict[str, list[float]] = {"bash": [], "prefix": [], "hook": []}
         hook_argv = hook.command("pre-tool-use")
         for _ in range(max(5, args.runs // 6)):
-            started["bash"].append(_time(["/bin/bash", "-c", runner], env, tmp))
+            started["bash"].append(_time([shell, "-c", runner], env, tmp))
             started["prefix"].append(_time([program, runner], env, tmp))
             payload = _payload("npm run dev", tmp, background=True)
             begin = time.perf_counter()
@@ -73,14 +78,14 @@ def main() -> int:
     p50 = {k: statistics.median(v) for k, v in figures.items()}
     low = {k: min(v) for k, v in figures.items()}  # what a quiet machine shows
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    row("bash -c STRING (baseline)", p50["bash"], None, "ms")
+    row(f"{kind} -c STRING (baseline)", p50["bash"], None, "ms")
     row("prefix, a Bash call with no long runner: added", p50["plain"] - p50["bash"], 2, "ms")
     row("  the same, fastest runs", low["plain"] - low["bash"], 2, "ms")
     row("/bin/sh -c COMMAND (baseline)", p50["sh"], None, "ms")
     row("prefix, a hook's command: added", p50["hook"] - p50["sh"], 2, "ms")
     row("  the same, fastest runs", low["hook"] - low["sh"], 2, "ms")
     s50 = {k: statistics.median(v) for k, v in started.items()}
-    row("bash -c 'npm run dev' (baseline)", s50["bash"], None, "ms")
+    row(f"{kind} -c 'npm run dev' (baseline)", s50["bash"], None, "ms")
     row("prefix, npm run dev supervised: added", s50["prefix"] - s50["bash"], 80, "ms")
     s_low = {k: min(v) for k, v in started.items()}
     row("  the same, fastest runs", s_low["prefix"] - s_low["bash"], 80, "ms")

@@ -194,3 +194,19 @@ class LocalServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+def zsh_or_skip() -> str:
+    """zsh's path (scripts/system-deps.sh installs it); skip without it, except in CI, where
+    the script should have installed it."""
+    import shutil
+
+    import pytest
+
+    found = shutil.which("zsh")
+    if not found:
+        why = "zsh is not installed: run scripts/system-deps.sh"
+        if os.environ.get("CI", "").lower() in ("true", "1"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return found

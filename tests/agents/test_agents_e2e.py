@@ -108,7 +108,13 @@ def test_gemini_background_server_is_supervised_and_a_second_refused(
     env = {**private_home(home), "GEMINI_API_KEY": "x", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
     (home / ".gemini").mkdir(parents=True)
     (home / ".gemini" / "settings.json").write_text(
-        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                "privacy": {"usageStatisticsEnabled": False},  # offline: nothing to send
+            }
+        )
     )
     assert corral("install", "gemini", env=env, cwd=project).returncode == 0
     port = free_port()

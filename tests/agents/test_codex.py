@@ -44,7 +44,7 @@ def pre_tool_use(command: Any, cwd: Path | str, session: str = "thread-1") -> di
         "permission_mode": "bypassPermissions",
         "tool_name": "Bash",
         "tool_input": {"command": command},
-        "tool_use_id": "call_1",
+        "tool_use_id": f"call_{uuid.uuid4().hex}",
     }
 
 
@@ -81,6 +81,15 @@ def test_in_codexs_sandbox_the_line_runs_as_written(tmp_path: Path, corral_home:
     assert not list((corral_home / "ledger").glob("*.json"))
     subprocess.run(["sh", "-c", command], cwd=tmp_path, check=True, timeout=30)
     assert len(list((corral_home / "ledger").glob("*.json"))) == 1  # here: supervised
+
+
+def test_a_second_copy_of_the_hook_leaves_the_call_to_the_first(tmp_path: Path) -> None:
+    # installed at user and project scope, Codex runs both for each call
+    data = pre_tool_use(f"python3 -m http.server {free_port()} &", tmp_path)
+    first = output(run("codex", "pre-tool-use", data))
+    assert first["hookSpecificOutput"]["permissionDecision"] == "allow"
+    second = run("codex", "pre-tool-use", data)
+    assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
 
 
 def test_foreground_long_runner_runs_as_a_task(tmp_path: Path) -> None:
@@ -152,7 +161,7 @@ def test_any_payload_gets_a_codex_shape_or_nothing(
     command, tool, cwd_is_real = call
     data = {**extra, **pre_tool_use(command, tmp_path if cwd_is_real else "/nope")}
     data["tool_name"] = tool
-    text = codex.answer("pre-tool-use", data, str(tmp_path / "home"))
+    text = codex.answer("pre-tool-use", data, os.environ["CORRAL_HOME"])
     if text is None:
         return
     answer = json.loads(text)["hookSpecificOutput"]

@@ -3,7 +3,9 @@ shapes Gemini acts on out (see /work/shared/agents.md: checked against the real 
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,20 @@ from tests.agents.hooks import (
     told_the_url,
     words_after,
 )
-from tests.helpers import alive, corral, free_port, record, start_job, wait_for
+from tests.helpers import (
+    alive,
+    corral,
+    free_port,
+    pids_with_env,
+    record,
+    start_job,
+    wait_for,
+)
 
 __all__ = ["in_process"]  # a fixture
+
+
+_SECONDS = itertools.count()
 
 
 def before_tool(
@@ -39,7 +52,7 @@ def before_tool(
         "transcript_path": "/nowhere/session.jsonl",
         "cwd": str(cwd),
         "hook_event_name": "BeforeTool",
-        "timestamp": "2026-12-03T09:38:17.410Z",
+        "timestamp": f"2026-12-03T09:38:{next(_SECONDS) % 60:02d}.{next(_SECONDS) % 1000:03d}Z",
         "tool_name": "run_shell_command",
         "tool_input": {"command": command, "description": "serve", **tool_input},
     }
@@ -61,6 +74,18 @@ def test_background_call_is_rewritten_keeping_every_argument(tmp_path: Path) -> 
     assert words_after(command, "--session") == "g-1"  # Gemini's children carry no session id
     assert words_after(command, "--meta") == "agent=gemini"
     assert "--task" in command.split() and command.endswith(f"-- '{line}'")
+
+
+def test_a_second_copy_of_the_hook_leaves_the_call_to_the_first(tmp_path: Path) -> None:
+    # installed at user and project scope, Gemini runs both for each call (BeforeTool has
+    # no call id: its time and input tell calls apart)
+    data = before_tool(f"python3 -m http.server {free_port()}", tmp_path, is_background=True)
+    first = output(run("gemini", "before-tool", data))
+    assert "tool_input" in first["hookSpecificOutput"]
+    second = run("gemini", "before-tool", data)
+    assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
+    later = run("gemini", "before-tool", {**data, "timestamp": "2026-12-03T10:00:00.000Z"})
+    assert output(later)["decision"] == "deny"  # another call: the first's server is starting
 
 
 def test_trailing_ampersand_is_detached(tmp_path: Path) -> None:
@@ -123,6 +148,28 @@ def test_session_end_twice_stops_the_sessions_jobs_once(tmp_path: Path, corral_h
     assert len(json.loads(audit)["data"]) == 1  # one stop, though told twice
 
 
+def test_a_session_that_ends_again_later_is_acted_on_again(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    # a resumed session ends once more; only an end told again within seconds is ignored
+    (corral_home / "config.toml").write_text('session_end = "terminate"\n')
+    session = str(uuid.uuid4())
+    data = {"session_id": session, "transcript_path": "/x", "cwd": str(tmp_path),
+            "hook_event_name": "SessionEnd", "timestamp": "t", "reason": "exit"}  # fmt: skip
+    assert run("gemini", "session-end", data).returncode == 0
+    [marker] = (corral_home / "ended-sessions").iterdir()
+    os.utime(marker, (1, 1))  # that end was long ago
+    job = start_job("sleep 300", "--session", session, cwd=tmp_path)
+    assert run("gemini", "session-end", data).returncode == 0
+    wait_for(lambda: not alive(job["pid"]), 30, "the resumed session's job to stop")
+    other = {**data, "session_id": str(uuid.uuid4())}
+    os.utime(marker, (1, 1))
+    assert run("gemini", "session-end", other).returncode == 0
+    assert not marker.exists()  # old markers are removed as others are written
+    ending = f"CORRAL_HOME={corral_home}".encode()  # `corral session end`, in the background
+    wait_for(lambda: not [p for p in pids_with_env(ending) if alive(p)], 30, "the ends to finish")
+
+
 @PAYLOADS
 @given(
     call=st.tuples(COMMANDS, st.sampled_from(["run_shell_command", "shell", None]), VALUES),
@@ -134,7 +181,7 @@ def test_any_payload_gets_a_gemini_shape_or_nothing(
     command, tool, background = call
     data = before_tool(command, tmp_path, is_background=background, **extra)
     data["tool_name"] = tool
-    text = gemini.answer("before-tool", data, str(tmp_path / "home"))
+    text = gemini.answer("before-tool", data, os.environ["CORRAL_HOME"])
     if text is None:
         return
     out = json.loads(text)

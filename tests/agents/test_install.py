@@ -90,6 +90,16 @@ def test_codex_install_refuses_a_file_it_cannot_parse(env: dict[str, str]) -> No
     assert path.read_text() == 'model = "gpt-5\n'
 
 
+def test_codex_install_refuses_hooks_written_inline(env: dict[str, str]) -> None:
+    path = codex_config(env)
+    path.parent.mkdir()
+    inline = '[hooks]\nPreToolUse = [{ matcher = "*", hooks = [] }]\n'
+    path.write_text(inline)
+    result = corral("install", "codex", env=env)
+    assert result.returncode == 1 and "written inline there" in result.stderr
+    assert path.read_text() == inline
+
+
 def test_codex_project_scope_trusts_its_hooks_in_the_users_file(
     env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -11,6 +11,7 @@ string and the environment the prefix receives carry nothing of the mode.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from corral.surfaces.claude import prefix
 from tests.claude.fake_api import Text, Turn, block_text
 from tests.claude.harness import ClaudeCLI
 from tests.claude.test_hooks_e2e import bash, free_port, listening, records
-from tests.helpers import corral, job_pids, private_home
+from tests.helpers import corral, job_pids, private_home, zsh_or_skip
 
 pytestmark = pytest.mark.slow
 
@@ -65,10 +66,15 @@ def args(mode: str) -> list[str]:
     return ["--output-format", "json", "--permission-mode", mode]
 
 
-@pytest.mark.parametrize("mode", ["default", "auto"])
+@pytest.mark.parametrize(
+    ("mode", "shell"), [("default", "bash"), ("auto", "bash"), ("default", "zsh")]
+)
 def test_servers_are_supervised_listed_refused_again_and_stopped(
-    claude: ClaudeCLI, corral_home: Path, mode: str
+    claude: ClaudeCLI, corral_home: Path, mode: str, shell: str
 ) -> None:
+    """A zsh user's too: Claude Code runs `zsh -c` around a zsh snapshot, and so does the
+    supervisor (the `&` line is rewritten in place for zsh)."""
+    shell_env = {"SHELL": zsh_or_skip()} if shell == "zsh" else {}
     install(claude, {"allow": ALLOW[mode]})
     tasked, amped = free_port(), free_port()
     server = f"python3 -m http.server {tasked} --bind 127.0.0.1"
@@ -84,7 +90,7 @@ def test_servers_are_supervised_listed_refused_again_and_stopped(
         Text("stopped"),
         Text("noted"),  # the background task's notification
     ]
-    run = claude.run("start the servers", script, args=args(mode), timeout=180)
+    run = claude.run("start the servers", script, args=args(mode), env=shell_env, timeout=180)
     assert run.returncode == 0, run.explain()
     results = run.tool_results()
     if mode == "default":
@@ -95,6 +101,7 @@ def test_servers_are_supervised_listed_refused_again_and_stopped(
     assert sorted(j["port"] for j in jobs) == sorted(ports), (jobs, run.explain())
     by_port = {j["port"]: j for j in jobs}
     assert by_port[tasked]["command"] == server and by_port[tasked]["mode"] == "task"
+    assert {os.path.basename(j["shell"]) for j in jobs} == {shell}
     if mode == "default":
         assert by_port[amped]["mode"] == "detached"
         assert by_port[amped]["command"] == amp.removesuffix(" &")
@@ -133,46 +140,67 @@ def test_a_deny_or_ask_rule_for_the_original_still_refuses_it(
 
 DUMP = """\
 #!/bin/sh
-# a user's own prefix that dumps what Claude Code hands the prefix, then runs it
-{{ printf '%s\\n' "$1"; env | cut -d= -f1 | sort | tr '\\n' ' '; echo; }} >> {log}
+# a user's own prefix that dumps what Claude Code hands the prefix (the string, then the
+# whole environment, sorted), then runs it
+{{ printf '%s\\n' "$1"; env -0 | sort -z | tr '\\0' '\\n'; echo =====; }} >> {log}
 exec /bin/bash -c "$1"
 """
+# 2.1.332's permission modes (`default` is what the CLI calls manual mode).
+MODES = ("default", "auto", "acceptEdits", "bypassPermissions", "dontAsk", "plan")
 
 
 def test_the_prefix_receives_the_same_string_and_environment_in_every_mode(
-    claude: ClaudeCLI, tmp_path: Path
+    claude: ClaudeCLI, tmp_path: Path, corral_home: Path
 ) -> None:
-    """What Claude Code hands the prefix (through a user's prefix chained behind corral's)
-    is the same in manual and auto mode: nothing in it tells the modes apart, so the prefix
-    decides the same either way. SessionStart and PreToolUse hooks ran through it too."""
+    """What Claude Code hands the prefix (through a user's prefix chained behind corral's),
+    string and environment, is the same in every permission mode once the names of the run
+    (session, pid, ports, tokens) are set aside: nothing in it tells the modes apart, and
+    the prefix treats the command the same, a supervised job of the same record in each.
+    SessionStart and PreToolUse hooks ran through it too."""
     theirs, log = tmp_path / "their-prefix", tmp_path / "seen.log"
     theirs.write_text(DUMP.format(log=log))
     theirs.chmod(0o755)
     settings: dict[str, Any] = {"env": {prefix.PREFIX: str(theirs)}}
     claude.write_settings(settings)
-    install(claude, {"allow": ["Bash(echo:*)"]})
+    install(claude, {"allow": ["Bash(python3 -m http.server:*)"]})
     local = claude.settings_path().with_name("settings.local.json")
     env_block = json.loads(local.read_text())["env"]
     assert env_block[prefix.CHAINED] == str(theirs)
-    seen: dict[str, list[str]] = {}
-    for mode in ("default", "auto"):
+    command = "python3 -m http.server --help"  # a long runner's word: supervised
+    seen: dict[str, str] = {}
+    jobs: dict[str, dict[str, Any]] = {}
+    for mode in MODES:
         log.unlink(missing_ok=True)
-        run = claude.run("go", [bash("echo same"), Text("ok")], args=args(mode), timeout=180)
+        run = claude.run("go", [bash(command), Text("ok")], args=args(mode), timeout=180)
         assert run.returncode == 0, run.explain()
-        assert block_text(run.tool_results()[0]).strip() == "same", run.explain()
-        seen[mode] = [_normalise(line, claude) for line in log.read_text().splitlines()]
-    assert seen["default"] == seen["auto"]
-    text = "\n".join(seen["default"])
+        assert "--bind" in block_text(run.tool_results()[0]), run.explain()
+        seen[mode] = _normalise(log.read_text(), claude)
+        [job] = [j for j in records(corral_home) if j["id"] not in {j["id"] for j in jobs.values()}]
+        jobs[mode] = job
+    for mode in MODES[1:]:
+        assert seen[mode] == seen["default"], mode
+    same = ("command", "mode", "identity", "port", "state", "exit_code", "cwd", "shell")
+    assert len({tuple(j[k] for k in same) for j in jobs.values()}) == 1, jobs
+    assert jobs["auto"]["mode"] == "task" and jobs["auto"]["exit_code"] == 0
+    text = seen["default"]
     assert "corral-hook session-start" in text and "corral-hook pre-tool-use" in text
-    assert "eval 'echo same' < /dev/null && pwd -P >| " in text
+    assert f"eval '{command}' < /dev/null && pwd -P >| " in text
+    assert "permission" not in text.lower()
     assert prefix.CHAINED not in text  # taken out before anything runs
 
 
-def _normalise(line: str, claude: ClaudeCLI) -> str:
-    """A line of the dump without what differs between any two runs (temporary names)."""
+def _normalise(dump: str, claude: ClaudeCLI) -> str:
+    """The dump without what differs between any two runs: the session, the CLI's pid, its
+    messaging token, the fake API's port, the job's id and temporary names."""
     import re
 
-    line = line.replace(str(claude.tmp), "<tmp>")
-    line = re.sub(r"snapshot-bash-\d+-\w+\.sh", "snapshot.sh", line)
-    line = re.sub(r"claude-[0-9a-f]+-cwd", "cwd", line)
-    return re.sub(r"CORRAL_SESSION=[\w-]+", "CORRAL_SESSION=<id>", line)
+    for session in set(re.findall(r"CLAUDE_CODE_SESSION_ID=([\w-]+)", dump)):
+        dump = dump.replace(session, "<session>")
+    for pid in set(re.findall(r"CLAUDE_PID=(\d+)", dump)):
+        dump = re.sub(rf"\b{pid}\b", "<pid>", dump)
+    dump = dump.replace(str(claude.tmp), "<tmp>")
+    dump = re.sub(r"CLAUDE_CODE_MESSAGING_TOKEN=\w+", "CLAUDE_CODE_MESSAGING_TOKEN=<token>", dump)
+    dump = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", dump)
+    dump = re.sub(r"CORRAL_JOB=[0-9a-f]+", "CORRAL_JOB=<job>", dump)  # the supervised job's
+    dump = re.sub(r"snapshot-bash-\d+-\w+\.sh", "snapshot.sh", dump)
+    return re.sub(r"claude-[0-9a-f]+-cwd", "cwd", dump)

@@ -178,7 +178,7 @@ class Supervisor:
         write_record(self.ledger, self.record)
 
     def spawn(self) -> None:
-        shell, shell_opts = user_shell()
+        shell, shell_opts = user_shell(self.opts["startup"])
         env = job_environment(self.token, self.opts["session"])
         argv = [shell, *shell_opts, "-c", self.opts["line"]]
         # The job gets self.job_signals, SIGHUP as we were given it, and every signal

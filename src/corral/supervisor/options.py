@@ -28,6 +28,7 @@ def parse(argv: list[str]) -> dict[str, Any]:
         "meta": [],
         "async": False,
         "fallback": True,
+        "startup": False,
     }
     valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
     i = 0
@@ -44,6 +45,8 @@ def parse(argv: list[str]) -> dict[str, Any]:
             opts["async"] = True
         elif arg == "--no-fallback":
             opts["fallback"] = False
+        elif arg == "--shell-startup":
+            opts["startup"] = True
         elif arg == "--meta" and i + 1 < len(argv) and "=" in argv[i + 1][1:]:
             key, _, value = argv[i + 1].partition("=")
             if not key.replace("_", "a").isalnum() or not key.isascii():

@@ -2,7 +2,8 @@
 
 usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--async]
            [--session ID] [--grace SECONDS] [--ledger DIR] [--identity DIGEST]
-           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] [--no-fallback] -- LINE
+           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] [--no-fallback]
+           [--shell-startup] -- LINE
 
 Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
 process group that this program leads, records the job in the ledger folder
@@ -32,6 +33,9 @@ job is gone; then it records how the job ended and exits with the line's exit st
                    and `command`: the agent's command when LINE wraps it)
   --no-fallback    if the job cannot be supervised, run nothing: write "fail REASON" to
                    the ready fd and exit 1 (`corral run -d`)
+  --shell-startup  LINE is a whole string the caller's shell would have run itself (Claude
+                   Code's shell prefix): zsh reads its start-up files as `zsh -c` does
+                   (otherwise it runs LINE with -f, as a shell nested in one that did)
 
 Stop it by writing "stop" to <ledger>/<token>.stop, or with SIGTERM or SIGINT: the
 whole job is stopped (SIGTERM to the group and every descendant, SIGKILL after the grace

@@ -5,6 +5,8 @@ plugin's three answers out: `{"command"}` (rewrite), `{"deny"}` (refuse), nothin
 from __future__ import annotations
 
 import json
+import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,7 @@ def tool_before(command: Any, directory: Path | str, **args: Any) -> dict[str, A
     return {
         "tool": "bash",
         "sessionID": SESSION,
-        "callID": "call_fake_0001",
+        "callID": f"call_{uuid.uuid4().hex[:24]}",  # each call its own
         "args": {"command": command, "description": "serve", **args},
         "directory": str(directory),
         "worktree": "/",
@@ -108,7 +110,7 @@ def test_any_payload_gets_a_plugin_answer_or_nothing(
     command, tool, workdir = call
     data = tool_before(command, tmp_path, workdir=workdir, **extra)
     data["tool"] = tool
-    text = opencode.answer("tool-before", data, str(tmp_path / "home"))
+    text = opencode.answer("tool-before", data, os.environ["CORRAL_HOME"])
     if text is None:
         return
     out = json.loads(text)

@@ -6,6 +6,7 @@ run instead."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import uuid
 from pathlib import Path
@@ -46,7 +47,7 @@ def pre_tool_use(command: Any, cwd: Path | str, **tool_input: Any) -> dict[str, 
         "tool_name": "run_shell_command",
         "tool_input": {"command": command, "is_background": False, "description": "serve",
                        **tool_input},
-        "tool_use_id": "toolu_1796290084596_2zdj8p9p2",
+        "tool_use_id": f"toolu_1796290084596_{uuid.uuid4().hex[:9]}",  # each call its own
         "tool_call_id": "call_fake_0001",
     }  # fmt: skip
 
@@ -170,7 +171,7 @@ def test_any_payload_gets_a_deny_or_nothing(
     command, tool, background = call
     data = pre_tool_use(command, tmp_path, is_background=background, **extra)
     data["tool_name"] = tool
-    text = qwen.answer("pre-tool-use", data, str(tmp_path / "home"))
+    text = qwen.answer("pre-tool-use", data, os.environ["CORRAL_HOME"])
     if text is None:
         return
     reason = deny_reason(json.loads(text))

@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from corral.core.claude.shell_string import QUOTES, compose, quote, read
 
-SAMPLES = json.loads(
+_PINNED = json.loads(
     (Path(__file__).parents[2] / "claude" / "samples" / "shell-prefix-strings.json").read_text()
-)["strings"]
+)
+SAMPLES = _PINNED["strings"]
+ZSH_SAMPLES = _PINNED["zsh_strings"]  # the same CLI with SHELL=/usr/bin/zsh
 HEAD_332 = SAMPLES[1].partition("eval '")[0]
 HEAD_NO_SESSION = HEAD_332.replace("export CORRAL_SESSION=sess-1\n: && ", "")
 HEAD_197 = (
@@ -37,6 +39,25 @@ def test_the_real_strings_give_the_models_commands() -> None:
     assert first is not None
     assert first.style == "2.1.332" and first.shell == "bash" and first.session == "sess-1"
     assert first.cwd_file == "/tmp/claude-tmp/claude-af37-cwd"
+
+
+def test_the_real_zsh_strings_give_the_models_commands() -> None:
+    """With SHELL set to zsh, 2.1.332 builds the same shape around a zsh snapshot."""
+    commands = [read(s) for s in ZSH_SAMPLES]
+    assert [c.command if c else None for c in commands] == [
+        "echo \"it's\" a 'q' $ZSH_VERSION; print -r -- done",
+        "sleep 0.2; echo bg",
+        "cd /tmp && echo multi\nline",
+    ]
+    for found, string in zip(commands, ZSH_SAMPLES, strict=True):
+        assert found is not None
+        assert (found.style, found.shell, found.session) == ("2.1.332", "zsh", "sess-1")
+        assert compose(found.command, found.head, found.cwd_file, found.style) == string
+    bash_head = SAMPLES[1].partition("eval")[0]
+    as_zsh = bash_head.replace(
+        "snapshot-bash-1796281731385-zel46c", "snapshot-zsh-1796291240050-6u7ljv"
+    )
+    assert as_zsh == ZSH_SAMPLES[1].partition("eval")[0]  # only the snapshot's name differs
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from corral.core.shell.plan import decide
-from tests.helpers import LAUNCHER
+from tests.helpers import LAUNCHER, zsh_or_skip
 from tests.lines_corpus import STDIN
 from tests.test_transparency import line_environment
 
@@ -164,9 +164,8 @@ def test_enough_lines() -> None:
 
 @pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
 def test_rewritten_lines_behave_as_written(shell: str, corral_home: Path) -> None:
-    found = shutil.which(shell)
-    if found is None:
-        pytest.skip(f"{shell} is not installed")
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
     env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
     lines = LINES if shell == "/bin/bash" else [line for line in LINES if ZSH_RACE not in line]
     with ThreadPoolExecutor(max_workers=6) as pool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,10 +21,10 @@ from hypothesis import strategies as st
 from corral.core.claude.shell_string import compose
 from corral.surfaces.claude import prefix
 from corral.surfaces.claude.triggers import WORDS
-from tests.helpers import alive, corral, free_port, job_pids, wait_for
+from tests.helpers import alive, corral, free_port, job_pids, wait_for, zsh_or_skip
 
 HEAD = (
-    "source {home}/.claude/shell-snapshots/snapshot-bash-1-a.sh 2>/dev/null || true && "
+    "source {home}/.claude/shell-snapshots/snapshot-{kind}-1-a.sh 2>/dev/null || true && "
     "{{ \\builtin shopt -u extglob || \\builtin setopt NO_EXTENDED_GLOB; }} >/dev/null 2>&1 "
     "|| true && "
 )
@@ -33,8 +34,16 @@ SESSION = "5e551011-0000-4000-8000-00000000c0de"
 class Prefix:
     """The prefix program as installed, and Claude Code's way of calling it."""
 
-    def __init__(self, tmp: Path, chained: str | None = None, python: str = sys.executable):
+    def __init__(
+        self,
+        tmp: Path,
+        chained: str | None = None,
+        python: str = sys.executable,
+        shell: str = "/bin/bash",  # the user's $SHELL: bash or zsh
+    ):
         self.tmp = tmp
+        self.shell = shell
+        self.kind = os.path.basename(shell)
         self.path = tmp / "bin" / prefix.NAME
         self.chained = chained
         prefix.write_launcher(str(self.path))
@@ -45,15 +54,15 @@ class Prefix:
         self.work = tmp / "work"
         self.work.mkdir(exist_ok=True)
         (tmp / ".claude" / "shell-snapshots").mkdir(parents=True, exist_ok=True)
-        snapshot = tmp / ".claude/shell-snapshots/snapshot-bash-1-a.sh"
-        snapshot.write_text("shopt -s expand_aliases\n")
+        snapshot = tmp / f".claude/shell-snapshots/snapshot-{self.kind}-1-a.sh"
+        snapshot.write_text("shopt -s expand_aliases\n" if self.kind == "bash" else "")
 
     def string(self, command: str) -> str:
-        return compose(command, HEAD.format(home=self.tmp), str(self.cwd_file))
+        return compose(command, HEAD.format(home=self.tmp, kind=self.kind), str(self.cwd_file))
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV_"))}
-        env.update(SHELL="/bin/bash", CLAUDE_CODE_SESSION_ID=SESSION, HOME=str(self.tmp), **extra)
+        env.update(SHELL=self.shell, CLAUDE_CODE_SESSION_ID=SESSION, HOME=str(self.tmp), **extra)
         if self.chained:
             env[prefix.CHAINED] = self.chained
         return env
@@ -64,7 +73,7 @@ class Prefix:
         """`<prefix> '<string>'`, or (through=False) what Claude Code runs without one. Output
         goes to files, as Claude Code 2.1.332 sends it to a task file: a job left in the
         background must not hold the call open."""
-        argv = [str(self.path), string] if through else ["/bin/bash", "-c", string]
+        argv = [str(self.path), string] if through else [self.shell, "-c", string]
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
             code = subprocess.run(
                 argv, cwd=self.work, env=env or self.env(), stdout=out, stderr=err,
@@ -125,9 +134,11 @@ def test_a_plain_bash_call_runs_as_bash_c_and_writes_the_cwd_file(pre: Prefix) -
     assert cwd_through is None
 
 
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
 def test_a_long_runner_runs_whole_under_a_task_supervisor_and_a_second_is_refused(
-    pre: Prefix, corral_home: Path
+    tmp_path: Path, corral_home: Path, shell: str
 ) -> None:
+    pre = Prefix(tmp_path, shell=shell if shell.startswith("/") else zsh_or_skip())
     port = free_port()
     command = f"python3 -m http.server {port} --bind 127.0.0.1"
     first = pre.popen(pre.string(command))
@@ -135,7 +146,7 @@ def test_a_long_runner_runs_whole_under_a_task_supervisor_and_a_second_is_refuse
         wait_for(lambda: listening(port), 30, "the server")
         [job] = records(corral_home)
         assert job["command"] == command and job["mode"] == "task"
-        assert job["port"] == port and job["session"] == SESSION
+        assert job["port"] == port and job["session"] == SESSION and job["shell"] == pre.shell
         assert job["pid"] == first.pid  # the prefix became the supervisor: Claude waits on it
         listed = json.loads(corral("ls", "--all", "--json").stdout)["data"]
         assert [r["id"] for r in listed] == [job["id"]]
@@ -149,9 +160,9 @@ def test_a_long_runner_runs_whole_under_a_task_supervisor_and_a_second_is_refuse
         assert first.returncode != 0  # stopped by a signal, as the server would be
         assert not listening(port) and not job_pids(job["id"])
     finally:
-        if first.poll() is None:
-            first.kill()
-        first.communicate()
+        if first.poll() is None:  # its group: an unsupervised server would hold the pipes
+            os.killpg(first.pid, signal.SIGKILL)
+        first.communicate(timeout=30)
 
 
 def test_a_task_job_keeps_output_exit_status_and_cwd_file(pre: Prefix, corral_home: Path) -> None:
@@ -183,9 +194,11 @@ def test_a_background_task_noted_by_the_hook_is_supervised(pre: Prefix, corral_h
     assert again.stdout == "done\n" and len(records(corral_home)) == 1
 
 
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
 def test_a_trailing_ampersand_returns_at_once_and_the_job_is_detached(
-    pre: Prefix, corral_home: Path
+    tmp_path: Path, corral_home: Path, shell: str
 ) -> None:
+    pre = Prefix(tmp_path, shell=shell if shell.startswith("/") else zsh_or_skip())
     result = pre.run(pre.string("sleep 30 &"))
     assert result.returncode == 0 and result.stdout == result.stderr == ""
     assert pre.cwd_file.read_text() == f"{pre.work}\n"

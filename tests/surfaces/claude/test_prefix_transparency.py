@@ -2,7 +2,8 @@
 builds around it, gives the same stdout, stderr, exit status (a signal death included) and
 cwd file run through corral's prefix as run by `bash -c` directly, both when the prefix
 passes it through and when it supervises the whole string (a background task the hook
-noted)."""
+noted). The same under zsh, for a user whose shell it is (Claude Code then runs `zsh -c`
+around a zsh snapshot), with a .zshenv that both must read."""
 
 from __future__ import annotations
 
@@ -19,13 +20,19 @@ import pytest
 from corral.core.claude.shell_string import compose
 from corral.core.shell.plan import decide
 from corral.surfaces.claude import prefix
+from tests.helpers import zsh_or_skip
 from tests.lines_corpus import LINES, STDIN
 from tests.test_transparency import line_environment
 
 SAMPLES = Path(__file__).parents[2] / "claude" / "samples" / "shell-prefix-strings.json"
 HEAD = json.loads(SAMPLES.read_text())["strings"][1].partition("eval '")[0]
+ZSH_HEAD = json.loads(SAMPLES.read_text())["zsh_strings"][1].partition("eval '")[0]
 SESSION = "sess-1"  # what the sample's `export CORRAL_SESSION=…` segment names
 NOTED = LINES[::4]  # run as background tasks: supervised whole
+# Under zsh: the noted lines, some passed through, and one that shows .zshenv was read.
+ZSHENV_LINE = 'echo "zshenv: $CORRAL_TEST_ZSHENV"'
+ZSH_PASSED = [*LINES[2::8], ZSHENV_LINE]
+ZSH_NOTED = [*NOTED, ZSHENV_LINE]
 
 
 def _group_alive(pgid: int) -> bool:
@@ -42,11 +49,13 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def _run(argv: list[str], work: Path, env: dict[str, str]) -> tuple[bytes, bytes, int, str]:
+def _run(
+    argv: list[str], work: Path, env: dict[str, str], head: str
+) -> tuple[bytes, bytes, int, str]:
     cwd_file = work.parent / f"{work.name}-cwd"
     cwd_file.unlink(missing_ok=True)
     proc = subprocess.Popen(
-        [*argv[:-1], compose(argv[-1], HEAD, str(cwd_file))],
+        [*argv[:-1], compose(argv[-1], head, str(cwd_file))],
         cwd=work,
         env=env,
         stdin=subprocess.PIPE,
@@ -64,18 +73,23 @@ def _run(argv: list[str], work: Path, env: dict[str, str]) -> tuple[bytes, bytes
     return out, err, proc.returncode, where
 
 
-def both(line: str, launcher: Path, home: Path, noted: bool) -> None:
-    env = line_environment({"CLAUDE_CODE_SESSION_ID": SESSION, "CORRAL_HOME": str(home)})
+def both(line: str, launcher: Path, home: Path, noted: bool, shell: str = "/bin/bash") -> None:
     base = Path(tempfile.mkdtemp(prefix="corral-prefix-"))
+    env = line_environment({"CLAUDE_CODE_SESSION_ID": SESSION, "CORRAL_HOME": str(home)})
+    head = HEAD
+    if shell != "/bin/bash":
+        (base / ".zshenv").write_text("export CORRAL_TEST_ZSHENV=read\n")
+        env.update(SHELL=shell, ZDOTDIR=str(base))
+        head = ZSH_HEAD
     work = base / "w"
     try:
         work.mkdir()
-        direct = _run(["/bin/bash", "-c", line], work, env)
+        direct = _run([shell, "-c", line], work, env, head)
         shutil.rmtree(work)
         work.mkdir()
         if noted:
             prefix.note_background(str(home), SESSION, line)
-        through = _run([str(launcher), line], work, env)
+        through = _run([str(launcher), line], work, env, head)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     names = ("stdout", "stderr", "exit status", "cwd file")
@@ -113,3 +127,20 @@ def test_supervised_strings_are_unchanged(line: str, launcher: Path, corral_home
 def test_most_noted_lines_are_supervised() -> None:
     read = [line for line in NOTED if decide(line, background=True, cwd="/", home="/").readable]
     assert len(read) >= 40
+
+
+@pytest.mark.parametrize("line", ZSH_PASSED, ids=[f"{i:03d}" for i in range(len(ZSH_PASSED))])
+def test_zsh_passed_through_strings_are_unchanged(
+    line: str, launcher: Path, corral_home: Path
+) -> None:
+    both(line, launcher, corral_home, noted=False, shell=zsh_or_skip())
+
+
+@pytest.mark.parametrize("line", ZSH_NOTED, ids=[f"{i:03d}" for i in range(len(ZSH_NOTED))])
+def test_zsh_supervised_strings_are_unchanged(line: str, launcher: Path, corral_home: Path) -> None:
+    both(line, launcher, corral_home, noted=True, shell=zsh_or_skip())
+    records = [json.loads(p.read_text()) for p in (corral_home / "ledger").glob("*.json")]
+    read = decide(line, background=True, cwd="/", home="/").action == "wrap"
+    assert len(records) == int(read)
+    if read:
+        assert records[0]["mode"] == "task" and records[0]["shell"].endswith("/zsh")

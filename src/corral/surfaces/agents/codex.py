@@ -49,24 +49,17 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     if event == "pre-tool-use":
         return pre_tool_use(payload, home)
     if event == "post-tool-use":
-        tool_input = payload.get("tool_input")
-        if payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
-            return None
-        note = common.started_note(tool_input.get("command"), home)
-        if not note:
-            return None
-        out = {"hookEventName": "PostToolUse", "additionalContext": note}
-        return common.to_json({"hookSpecificOutput": out})
+        call = common.shell_call(payload, "Bash")
+        note = common.started_note(call[1], home) if call else None
+        return common.context_answer("PostToolUse", note)
     return common.session_event(event, payload, home)
 
 
 def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
-    tool_input = payload.get("tool_input")
-    if payload.get("tool_name") != "Bash" or not isinstance(tool_input, dict):
+    call = common.shell_call(payload, "Bash")
+    if call is None:
         return None
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
+    tool_input, command = call
     verdict = common.decide(
         command,
         cwd=_cwd(payload),
@@ -75,6 +68,7 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
         background=False,  # Codex has no background flag: `CMD &`, or a call left running
         home=home,
         leave_group=True,
+        call=payload.get("tool_use_id") if isinstance(payload.get("tool_use_id"), str) else None,
     )
     out: dict[str, Any]
     if verdict.action == common.DENY:

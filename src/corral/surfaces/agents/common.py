@@ -84,6 +84,7 @@ def decide(
     home: str,
     leave_group: bool = False,
     holder: "int | None" = None,
+    call: "str | None" = None,
     reserve: bool = True,
 ) -> Verdict:
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
@@ -91,10 +92,13 @@ def decide(
     whole line under a supervisor given `--session` (the agent's shell children may carry no
     session variable) and the agent's name. `leave_group`: a line sent to the background whole
     returns only once its supervisor leads a group of its own, its output in corral's log of
-    the job (`core.shell.plan.decide`'s `detach_to`).
-    `home` is corral's state folder. `reserve` False: the caller will not run the rewrite
-    (an agent that can only deny), so no start is reserved for it. Never raises for a line
-    it cannot read: PASSED."""
+    the job (`core.shell.plan.decide`'s `detach_to`). `call`: what tells this tool call
+    from the session's others (the agent's call id, or its time and input): of two copies
+    of corral's hook (user and project scope), only the first to claim the call decides
+    (`hook.first_copy`), else the second would refuse the server the first is starting.
+    `reserve` False: the caller will not run the rewrite (an agent that can only deny), so
+    no start is reserved for it. `home` is corral's state folder. Never raises for a line it
+    cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
     if len(line) > hook.LINE_LIMIT or hook.rewritten_by_corral(line):
@@ -108,6 +112,15 @@ def decide(
 
     if cwd is None or not os.path.isdir(cwd):
         return PASSED
+    if call and session:
+        from corral.lowlevel.redact import command_digest
+
+        claim = {
+            "session_id": command_digest(session)[:32],
+            "tool_use_id": command_digest(call)[:32],
+        }
+        if not hook.first_copy(home, f"{agent}-pre-tool", claim):
+            return PASSED
     hook._site()
     hook._pin_home(home)
     detach_to = None
@@ -204,6 +217,7 @@ def _first_end(session: str, home: str) -> bool:
     for _ in range(2):
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            _forget_old_ends(folder, time.time() - ENDED_SECONDS)
             return True
         except FileExistsError:
             try:
@@ -240,11 +254,8 @@ def session_event(event: str, payload: "dict[str, Any]", home: str) -> "str | No
         return value if isinstance(value, str) and value else None
 
     if event == "session-start":
-        told = briefing(text("cwd"), text("session_id"), home, text("source"))
-        if not told:
-            return None
-        out = {"hookEventName": "SessionStart", "additionalContext": told}
-        return to_json({"hookSpecificOutput": out})
+        return context_answer("SessionStart", briefing(text("cwd"), text("session_id"), home,
+                                                       text("source")))  # fmt: skip
     if event == "session-end":
         session_ended(text("session_id"), home)
     return None
@@ -272,6 +283,36 @@ def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., s
         sys.stdout.write(out)
         sys.stdout.flush()
     return 0
+
+
+def _forget_old_ends(folder: str, before: float) -> None:
+    """Remove the markers of ends older than `before`: they decide nothing any more."""
+    import os
+
+    for entry in os.scandir(folder):
+        try:
+            if entry.stat().st_mtime < before:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def shell_call(payload: "dict[str, Any]", tool: str) -> "tuple[dict[str, Any], str] | None":
+    """The arguments and the command line of `payload` when it is a call of the agent's shell
+    tool `tool`; None for any other tool or shape."""
+    tool_input = payload.get("tool_input")
+    if payload.get("tool_name") != tool or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    return (tool_input, command) if isinstance(command, str) else None
+
+
+def context_answer(hook_event: str, text: "str | None") -> "str | None":
+    """The answer that gives the model `text` (`hookSpecificOutput.additionalContext`, read
+    by Codex, Gemini and Claude Code alike); None without text."""
+    if not text:
+        return None
+    return to_json({"hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": text}})
 
 
 def to_json(value: object) -> str:

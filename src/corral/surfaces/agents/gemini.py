@@ -42,24 +42,17 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     if event == "before-tool":
         return before_tool(payload, home)
     if event == "after-tool":
-        tool_input = payload.get("tool_input")
-        if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
-            return None
-        note = common.started_note(tool_input.get("command"), home)
-        if not note:
-            return None
-        out = {"hookEventName": "AfterTool", "additionalContext": note}
-        return common.to_json({"hookSpecificOutput": out})
+        call = common.shell_call(payload, SHELL_TOOL)
+        note = common.started_note(call[1], home) if call else None
+        return common.context_answer("AfterTool", note)
     return common.session_event(event, payload, home)
 
 
 def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
-    tool_input = payload.get("tool_input")
-    if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+    call = common.shell_call(payload, SHELL_TOOL)
+    if call is None:
         return None
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
+    tool_input, command = call
     folder = tool_input.get("dir_path")
     cwd = _text(payload, "cwd")
     if isinstance(folder, str) and folder and cwd:
@@ -73,6 +66,7 @@ def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
         agent=AGENT,
         background=tool_input.get("is_background") is True,
         home=home,
+        call=f"{payload.get('timestamp')}\0{command}\0{folder}",  # BeforeTool has no call id
     )
     if verdict.action == common.DENY:
         return common.to_json({"decision": "deny", "reason": verdict.reason})

@@ -182,10 +182,21 @@ def install(scope: str, project: Path, home: Path) -> Report:
         block = f"{trust_begin(path)}\n{entries}{END}\n"
         changes[user] = _append(user_base, block) if entries else user_base
     report = Report(path, changed=False, notes=notes)
-    for target, new in changes.items():
-        parsed = _parse(target, new)  # what corral writes must read back
+    for target, new in changes.items():  # what corral writes must read back
+        try:
+            parsed = tomllib.loads(new)
+        except tomllib.TOMLDecodeError as exc:
+            parsed, why = {}, f" ({exc})"
+        else:
+            why = ""
         if target == path and any(_groups(parsed, e) != indices[e] + 1 for e, *_ in HOOKS):
-            raise InstallError(f"{path}: corral's hooks would not read back; nothing written")
+            raise InstallError(
+                f"corral's hooks cannot be appended to {target}{why}: its `hooks` are written "
+                "inline there; write them as [[hooks.EVENT]] tables, or add corral's by hand. "
+                "Nothing was written."
+            )
+        if not parsed:
+            raise InstallError(f"{target}: corral's block would not read back{why}; not written")
     for target, new in changes.items():
         if new != read_text(target):
             backup = write_text(target, new)

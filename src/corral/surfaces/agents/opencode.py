@@ -65,6 +65,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
         # opencode's bash tool returns only once the command's output pipe closes: a job
         # sent to the background must leave it (its output goes to corral's log).
         leave_group=True,
+        call=_text(payload, "callID"),
     )
     if verdict.action == common.DENY:
         return common.to_json({"deny": verdict.reason})

@@ -64,6 +64,7 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
         background=background,
         home=home,
         reserve=False,  # denied either way: nothing of this call will start
+        call=_text(payload, "tool_use_id"),  # Qwen's own id of the call
     )
     if verdict.action == common.DENY and verdict.reason:
         reason = verdict.reason

@@ -8,13 +8,14 @@ permission decision, in any permission mode.
 The prefix is a small POSIX sh program that `corral install claude` writes (`launcher()`):
 a string that is not a Bash tool call, or whose command holds no `&` and no word that can
 start a long runner, is run at once exactly as Claude Code runs it without a prefix (`exec`
-of `/bin/sh -c` for hooks and the status line, of the user's bash for Bash calls, or of the
-user's own prefix, which stays chained). Only a candidate string reaches `main()` here:
+of `/bin/sh -c` for hooks and the status line, of the user's bash or zsh for Bash calls, or
+of the user's own prefix, which stays chained). Only a candidate string reaches `main()` here:
 
 - a Bash call whose command starts a long runner, or that runs as a background task (the
   PreToolUse hook left a note, `note_background`), runs whole under corral's supervisor in
-  task mode: the job is exactly the string Claude Code built, so its output, exit status
-  and cwd file are the same, and the record shows the model's command;
+  task mode: the job is exactly the string Claude Code built, run by the same shell (bash,
+  or zsh reading its start-up files as `zsh -c` does), so its output, exit status and cwd
+  file are the same, and the record shows the model's command;
 - a trailing `server &` (or a command sent to the background mid-line) is rewritten inside
   the string as the hook used to rewrite it (a supervisor of its own, in the background),
   since a supervisor in the foreground would hold the call until the server ends;
@@ -145,7 +146,7 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     shell = bash_shell(environ)
     from corral.lowlevel.shells import user_shell
 
-    if os.path.basename(shell) != "bash" or user_shell()[0] != shell:
+    if user_shell(startup=True)[0] != shell:
         return Plan(as_it_came(string, chained, environ))  # the supervisor would use another
     session_bytes = environ.get(b"CLAUDE_CODE_SESSION_ID")
     session = found.session or (session_bytes.decode() if session_bytes else None)
@@ -191,7 +192,9 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         identity=spec.identity if spec else None,
         port=next((s.port for s in decision.jobs if s.port is not None), None),
         job_cwd=spec.cwd if spec and os.path.normpath(spec.cwd) != os.getcwd() else None,
-        options=["--meta", f"command={found.command}"],  # the record shows the model's command
+        # The record shows the model's command. The shell reads its start-up files (zsh's
+        # .zshenv) as Claude Code's `zsh -c` does, unless it only starts the user's prefix.
+        options=["--meta", f"command={found.command}", *([] if chained else ["--shell-startup"])],
     )
     return Plan(argv)
 
