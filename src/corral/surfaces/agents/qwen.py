@@ -46,12 +46,10 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
 
 
 def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
-    tool_input = payload.get("tool_input")
-    if payload.get("tool_name") != SHELL_TOOL or not isinstance(tool_input, dict):
+    call = common.shell_call(payload, SHELL_TOOL)
+    if call is None:
         return None
-    command = tool_input.get("command")
-    if not isinstance(command, str):
-        return None
+    tool_input, command = call
     session = _text(payload, "session_id")
     # The redirected `corral run -d …` returns once its job is ready, whatever Qwen's
     # background flag says: sent with is_background it is not redirected again.
