@@ -140,7 +140,10 @@ def mcp_list_latency(
                 )
                 for name, tree_env in trees.items()
             }
+            servers = _servers(baseline)
             for i in range(calls + 1):
+                if i == 1:
+                    spent = {name: _cpu(proc) for name, proc in servers.items()}
                 for name, client in clients.items():  # interleaved: load hits both alike
                     began = time.perf_counter()
                     result = await client.call_tool("jobs_list", {"scope": "all"})
@@ -150,6 +153,8 @@ def mcp_list_latency(
                         first = took
                     elif i:
                         figures[name].append(took)
+            for name, proc in servers.items():  # the server's own CPU per call, load aside
+                figures[f"{name} cpu"] = [(_cpu(proc) - spent[name]) / calls]
 
     try:
         anyio.run(main)
@@ -158,6 +163,27 @@ def mcp_list_latency(
         for proc in procs:
             proc.wait(timeout=30)
     return first, figures
+
+
+def _servers(baseline: Path | None) -> dict[str, Any]:
+    """The `corral mcp` processes this benchmark started, by tree."""
+    import psutil
+
+    found = {}
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.cmdline()[1:] != ["-m", "corral", "mcp"]:
+                continue
+            theirs = baseline is not None and proc.environ().get("PYTHONPATH") == str(baseline)
+        except psutil.Error:
+            continue
+        found["baseline" if theirs else "this tree"] = proc
+    return found
+
+
+def _cpu(proc: Any) -> float:
+    times = proc.cpu_times()
+    return float(times.user + times.system)
 
 
 def main() -> None:
@@ -197,10 +223,15 @@ def mcp_only(jobs: int, runs: int, folder: Path, bare: float, baseline: Path | N
     row(f"MCP jobs_list, {jobs} jobs, later calls p50", p50, 50, "ms")
     row(f"  as a multiple of python -I -c pass (load {os.getloadavg()[0]:.1f})", p50 / bare / 1000,
         None, "x")  # fmt: skip
+    ours_cpu = listing["this tree cpu"][0] * 1000
+    row("  the server's CPU per call", ours_cpu, None, "ms")
     if baseline is not None:
         theirs = statistics.median(listing["baseline"]) * 1000
         row(f"  the same calls, corral of {baseline}, p50", theirs, None, "ms")
         row("  this tree / that tree", p50 / theirs, 1.0, "x")
+        theirs_cpu = listing["baseline cpu"][0] * 1000
+        row("  that tree's server CPU per call", theirs_cpu, None, "ms")
+        row("  this tree / that tree, CPU per call", ours_cpu / theirs_cpu, 1.0, "x")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,11 @@
 - first paint with 200 jobs: from starting a new Python process to the table drawn with the
   200 jobs (imports, the board, the table; Textual headless), with no daemon (a snapshot
   taken in the process) and with the daemon running (its board over the Unix socket);
-- CPU while open and idle: `corral tui` in a real terminal (tmux) with the 200 jobs, the
-  daemon refreshing it once a second: the tui's process, and the tui plus the daemon.
+- CPU while open and idle: the tui's own work with 200 jobs when nothing changes (their
+  rows fed in the process, Textual headless); and `corral tui` in a real terminal (tmux)
+  with the 200 jobs, the daemon refreshing it once a second: the tui's process, and the
+  tui plus the daemon. These two also count this machine's other processes of agent
+  sessions (the tui lists them), which come and go while other suites run.
 Nothing here asserts.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import signal
 import statistics
@@ -25,9 +29,8 @@ import time
 from pathlib import Path
 
 from bench._report import row
+from bench.bench_scan import start_processes
 
-ROOT = Path(__file__).resolve().parent.parent
-SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "launcher.py"
 JOBS = 200
 
 # Run in a new process: prints the seconds from `start` (the parent's clock before it
@@ -35,11 +38,12 @@ JOBS = 200
 PAINT = """
 import asyncio, sys, time
 from pathlib import Path
-from corral.surfaces.tui.app import ControlRoom
 from corral.surfaces.tui.feed import LiveFeed
 start, jobs, daemon = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "daemon"
 feed = LiveFeed(Path.cwd(), use_daemon=daemon)
 feed.connect = lambda: None  # measured here: the first board, not a daemon's start
+feed.prefetch()  # as `corral tui` does
+from corral.surfaces.tui.app import ControlRoom
 app = ControlRoom(feed, folder=Path.cwd(), refresh_every=None)
 async def main():
     async with app.run_test(size=(160, 50)) as pilot:
@@ -50,23 +54,10 @@ asyncio.run(main())
 """
 
 
-def start_jobs(count: int, folder: Path) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for _ in range(count):
-        token = os.urandom(16).hex()
-        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", token, "--detached"]
-        procs.append(
-            subprocess.Popen([*argv, "--", "sleep 100000"], stdout=subprocess.DEVNULL, cwd=folder)
-        )
-    ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(list(ledger.glob("*.json"))) < count:
-        time.sleep(0.01)
-    time.sleep(0.3)
-    return procs
-
-
-def first_paint(folder: Path, daemon: bool) -> float:
+def first_paint(folder: Path, daemon: bool) -> tuple[float, float]:
+    """Milliseconds to the first paint, and the CPU milliseconds the tui's process spent
+    on it (less sensitive to the machine's load than the wait)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.time()
     out = subprocess.run(
         [sys.executable, "-c", PAINT, repr(start), str(JOBS), "daemon" if daemon else "direct"],
@@ -74,7 +65,50 @@ def first_paint(folder: Path, daemon: bool) -> float:
     ).stdout.split()  # fmt: skip
     want = "daemon" if daemon else "snapshots"
     assert out[1] == want, f"the board came from {out[1:]}, not the {want}"
-    return float(out[0]) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (used.ru_utime + used.ru_stime)
+    return float(out[0]) * 1000, cpu * 1000
+
+
+# Run in a new process: the % of a core the tui's own work takes (its timer, reading and
+# comparing the board, drawing) while nothing changes: 200 jobs whose ages move on, fed in
+# the process (no daemon, no other processes of the machine coming and going).
+CALM = """
+import asyncio, sys, time
+from pathlib import Path
+from corral.surfaces.tui.app import ControlRoom
+seconds, jobs = float(sys.argv[1]), int(sys.argv[2])
+def job(i, age):
+    return {"id": f"{i:032x}", "pid": 1000 + i, "started_at": "boot:1", "state": "running",
+            "mode": "detached", "session": "s1", "cwd": "/srv/app", "command": f"sleep {i}",
+            "ports": [], "processes": 1, "cpu_percent": 0.0, "rss_bytes": 1 << 20,
+            "age_seconds": age, "exit_code": None, "backend": "group", "tmux": None,
+            "note": None, "attribution": "supervised", "name": None, "log": None,
+            "ended_at": None, "signal": None, "project": "/srv/app"}
+class Calm:
+    source = "calm"
+    started = time.monotonic()
+    def connect(self): pass
+    def read_log(self, *args): return [], None, None
+    def board(self):
+        age = 120.0 + time.monotonic() - self.started
+        return {"project": "/srv/app", "jobs": [job(i, age) for i in range(jobs)],
+                "unsupervised": [], "other_listeners": [], "cpu_measured": True}, []
+app = ControlRoom(Calm(), folder=Path("/srv/app"))
+async def main():
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause(3)
+        used = time.process_time()
+        await pilot.pause(seconds)
+        print((time.process_time() - used) / seconds * 100)
+asyncio.run(main())
+"""
+
+
+def calm_cpu(seconds: float) -> float:
+    out = subprocess.run([sys.executable, "-c", CALM, str(seconds), str(JOBS)],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return float(out.split()[0])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -135,22 +169,31 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
         os.environ["CORRAL_HOME"] = home
         os.environ["SHELL"] = "/bin/sh"
-        procs = start_jobs(JOBS, Path(folder))
+        os.chdir(folder)  # the jobs' folder: this project
+        procs, _ = start_processes(JOBS, 0)
         try:
             direct = [first_paint(Path(folder), daemon=False) for _ in range(runs)]
             subprocess.run([sys.executable, "-m", "corral", "daemon", "--ensure"],
                            capture_output=True, check=True)  # fmt: skip
             served = [first_paint(Path(folder), daemon=True) for _ in range(runs)]
             alone, both = idle_cpu(Path(folder), idle)
+            own = calm_cpu(idle)
         finally:
             for p in procs:  # a supervisor leads its job's group: the job goes with it
                 os.killpg(p.pid, signal.SIGKILL)
             for p in procs:
                 p.wait()
-        print(f"corral tui benchmarks ({'quick' if args.quick else 'full'} run, {JOBS} jobs)")
-        row("first paint, no daemon (a snapshot here), median", statistics.median(direct),
-            400, "ms")  # fmt: skip
-        row("first paint, the daemon running, median", statistics.median(served), 400, "ms")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"corral tui benchmarks ({'quick' if args.quick else 'full'} run, {JOBS} jobs; "
+              f"load average {load} on {os.cpu_count()} cores)")  # fmt: skip
+        for what, runs_ms in (("no daemon (a snapshot here)", direct),
+                              ("the daemon running", served)):  # fmt: skip
+            row(f"first paint, {what}, median", statistics.median(w for w, _ in runs_ms),
+                400, "ms")  # fmt: skip
+            row("  CPU the tui spent on it, median", statistics.median(c for _, c in runs_ms),
+                None, "ms")  # fmt: skip
+        row(f"CPU while open and idle, the tui's own work, nothing changing ({idle:g} s)", own,
+            2, "%")  # fmt: skip
         row(f"CPU while open and idle, the tui ({idle:g} s)", alone, 2, "%")
         row(f"CPU while open and idle, the tui and the daemon ({idle:g} s)", both, 2, "%")
     return 0

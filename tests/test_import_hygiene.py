@@ -27,21 +27,36 @@ def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
         f"    runpy.run_path({str(LAUNCHER)!r}, run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(' '.join(sorted(sys.modules)))"
+        # flushed now: the supervisor runs from the exit handlers and leaves by os._exit
+        "print(' '.join(sorted(sys.modules)), flush=True)"
     )
     out = subprocess.run(
         [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
+    assert "corral.supervisor.program" in out, out  # the probe saw the supervisor's imports
     loaded = {m.split(".")[0] for m in out}
     ours = {m for m in out if m.startswith("corral")}
-    assert ours <= {"corral", "corral.supervisor", "corral.lowlevel"} | {
-        f"corral.supervisor.{m}" for m in ("program", "job", "options", "signals", "system")
+    supervisor = {
+        f"corral.supervisor.{m}"
+        for m in ("program", "job", "options", "signals", "system", "front", "logwatch")
     }
-    assert {m for m in ours if m.count(".") > 1} <= {f"corral.lowlevel.{m}" for m in FLOOR}
+    floor = {m for m in ours if m.startswith("corral.lowlevel.")}
+    assert ours - floor <= {"corral", "corral.supervisor", "corral.lowlevel", *supervisor}
+    assert floor <= {f"corral.lowlevel.{m}" for m in FLOOR}
     assert not loaded & {"psutil", "textual", "rich", "starlette", "mcp", "asyncio"}
 
 
-FLOOR = ("locations", "logline", "procfs", "record", "redact", "sockets")
+FLOOR = (
+    "locations",
+    "logline",
+    "procfs",
+    "record",
+    "redact",
+    "sockets",
+    "shells",
+    "libc",
+    "joblog",
+)
 
 
 def test_supervisor_and_floor_import_only_the_floor() -> None:
@@ -66,21 +81,25 @@ def test_package_init_files_stay_empty() -> None:
         assert init.read_text().strip() == "", init
 
 
+def _imported(path: Path) -> list[str]:
+    """The top-level names of the modules `path` imports, anywhere in it."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names.append((node.module or "").split(".")[0])
+    return names
+
+
 def test_only_the_mcp_surface_imports_the_mcp_sdk() -> None:
     """`mcp` (and the anyio it brings) is for `corral mcp` alone: no other module imports
     it, so no other command pays for it."""
     for path in SRC.rglob("*.py"):
         if path == SRC / "surfaces" / "mcp.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            for name in names:
-                root = name.split(".")[0]
-                assert root not in ("mcp", "anyio"), f"{path.relative_to(SRC)} imports {name}"
+        wrong = {"mcp", "anyio"} & set(_imported(path))
+        assert not wrong, f"{path.relative_to(SRC)} imports {wrong}"
 
 
 def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
@@ -88,12 +107,67 @@ def test_run_ls_and_logs_do_not_load_the_mcp_sdk(corral_home: Path) -> None:
         "import sys; from corral.cli import main;\n"
         "for argv in (['ls'], ['logs', 'nosuchjob'], ['run', '-d', '-c', 'true']):\n"
         "    main.main(argv)\n"
-        "print(' '.join(sorted(sys.modules)))"
+        # flushed now: the supervisor runs from the exit handlers and leaves by os._exit
+        "print(' '.join(sorted(sys.modules)), flush=True)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert not {m.split(".")[0] for m in out} & {"mcp", "anyio"}
+
+
+def _loaded(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a program imports as it runs (`-X importtime`)."""
+    import os
+
+    result = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]], input=stdin, capture_output=True, text=True,
+        check=True, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    return {
+        line.split("|")[2].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    } - {"imported package"}
+
+
+def test_the_hooks_wrapped_line_imports_no_typing(tmp_path: Path, corral_home: Path) -> None:
+    """The wrapped line's start-up budget (bench/bench_hook.py): value classes come from the
+    floor's NamedTuple (typing's costs ~0.25 ms a class to define) and tree-sitter's runtime
+    binding is loaded without its package, whose __init__ imports typing for one Protocol."""
+    import json
+
+    from corral.surfaces.claude import hook
+
+    data = {"session_id": "s", "tool_use_id": "toolu_1", "cwd": str(tmp_path),
+            "hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": {"command": "npm run dev", "run_in_background": True}}  # fmt: skip
+    modules = _loaded(hook.command("pre-tool-use"), json.dumps(data))
+    assert {"corral.service.admission", "corral.core.shell.parse"} <= modules
+    assert not modules & {"typing", "tree_sitter", "tree_sitter_bash", "dataclasses"}
+    assert "corral.core.outcomes" not in modules  # the job states' enums: not on this path
+
+
+def test_the_status_line_loads_no_struct(tmp_path: Path, corral_home: Path) -> None:
+    """The netlink messages are packed with int.to_bytes: `_struct` is a shared library of
+    its own (~0.4 ms to load on every status line update)."""
+    import json
+
+    from corral.surfaces.claude import statusline
+    from tests.helpers import corral, start_job
+
+    start_job("sleep 60", cwd=tmp_path)
+    try:
+        data = {
+            "session_id": "s",
+            "cwd": str(tmp_path),
+            "workspace": {"project_dir": str(tmp_path)},
+        }
+        modules = _loaded(statusline.command(), json.dumps(data))
+    finally:
+        corral("stop", "--all", check=True)
+    assert "corral.lowlevel.sockets" in modules and "_socket" in modules
+    assert not modules & {"_struct", "struct", "typing"}
 
 
 @pytest.mark.parametrize(
@@ -133,16 +207,8 @@ def test_only_the_tui_surface_imports_textual() -> None:
     """`textual` is for `corral tui` alone (surfaces/tui/): no other module imports it."""
     tui = SRC / "surfaces" / "tui"
     for path in SRC.rglob("*.py"):
-        if tui in path.parents:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            for name in names:
-                assert name.split(".")[0] != "textual", f"{path.relative_to(SRC)} imports {name}"
+        if tui not in path.parents:
+            assert "textual" not in _imported(path), f"{path.relative_to(SRC)} imports textual"
 
 
 def test_hook_status_line_prefix_and_plain_corral_do_not_load_textual(corral_home: Path) -> None:

@@ -7,7 +7,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -132,18 +131,15 @@ def test_a_band_is_reused_only_while_nothing_it_shows_changed(
         *key, text = cache.read_text().split("\0")
         assert text == "⚙ 1 running · /procs" and str(project) in key
 
-        def reused(wait: float = 0.0) -> bool:
+        def reused() -> bool:
             """The cached band is read, not measured (other programs on this machine may
             open or close a listening socket between two runs: then it is measured)."""
             cache.write_text("\0".join([*cache.read_text().split("\0")[:-1], "kept"]))
-            time.sleep(wait)
             out = run(status_json(project)).stdout
             assert out in ("kept\n", "⚙ 1 running · /procs\n"), out
             return out == "kept\n"
 
-        assert any(reused() for _ in range(20))
-        # no time limit: only a change of what it shows measures it again
-        assert any(reused(wait=1.5) for _ in range(5))
+        assert any(reused() for _ in range(50))
     finally:
         corral("stop", "--all", check=True)
     assert run(status_json(project)).stdout == ""  # the ledger changed: measured again

@@ -62,6 +62,11 @@ def test_s_then_y_stops_the_selected_job_and_shows_each_target() -> None:
 
     run(app, scenario)
     assert not alive(gone["pid"]) and alive(keep["pid"])
+    from corral.store import db
+
+    [event] = db.audit_events()  # audited as every stop is, naming the tui
+    assert event.surface == "tui"
+    assert [(t["job"], t["result"]) for t in event.targets] == [(gone["id"], "terminated")]
 
 
 # The new job's supervisor is this process's child, as after any start in a long-lived

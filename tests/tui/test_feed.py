@@ -66,12 +66,15 @@ def test_the_daemons_board_is_the_one_taken_here(
     feed = LiveFeed(Path.cwd())
     feed.connect()
     served, _ = feed.board()
+    assert served["cpu_measured"] is False  # the first board is drawn at once
+    assert feed.board()[0]["cpu_measured"] is True
     here = board_service.board(Path.cwd()).to_json()
     assert _jobs(served) == _jobs(here) == [(job["id"], "running", str(Path.cwd()))]
     assert served["project"] == here["project"]
     transport = httpx.HTTPTransport(uds=str(corral_home / "corral.sock"))
     with httpx.Client(transport=transport, base_url="http://corral", timeout=30) as client:
-        for query in ("project=relative/folder", "", f"project={Path.cwd()}&all=true"):
+        for query in ("project=relative/folder", "", f"project={Path.cwd()}&all=true",
+                      f"project={Path.cwd()}&quick=maybe"):  # fmt: skip
             answer = client.get(f"/api/board?{query}")
             assert answer.status_code == 400, answer.text
             assert answer.json()["data"] is None and answer.json()["errors"]
@@ -107,3 +110,12 @@ def test_where_no_daemon_can_run_the_tui_takes_snapshots(
     from corral.service import stopping
 
     assert stopping.stop([job["id"]]).ok
+
+
+def test_the_first_board_is_read_while_textual_loads(job: dict[str, Any]) -> None:
+    feed = LiveFeed(Path.cwd(), use_daemon=False)
+    feed.prefetch()  # as `corral tui` does before importing the app
+    got, _ = feed.board()
+    assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
+    assert got["cpu_measured"] is False  # drawn at once; measured from the next board on
+    assert feed.board()[0]["cpu_measured"] is True

@@ -174,3 +174,63 @@ def test_q_quits() -> None:
 
     run(app, scenario)
     assert app.return_code == 0
+
+
+def test_a_row_that_comes_is_drawn_in_place_and_one_that_goes_is_removed() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app.table.move_cursor(row=app.order.index("job:cccc3333" + "0" * 24))
+        before = app.cells_redrawn
+        new = job("dddd4444", "vite", session="5e55104aaa", age_seconds=1.0)
+        app.feed.data = {**BOARD, "jobs": [new, *BOARD["jobs"][1:]]}  # type: ignore[attr-defined]
+        app.fetch_board()
+        await until(pilot, lambda: app.boards == 2, "the second board")
+        assert app.cells_redrawn == before + 9  # the new row's cells, nothing else
+        assert app.order[1] == "job:dddd4444" + "0" * 24  # newest first in its session
+        assert "job:aaaa1111" + "0" * 24 not in app.rows
+        shown = [app.table.get_row_at(i)[0].plain for i in range(len(app.order))]
+        assert shown == [app.rows[k].cells[0] for k in app.order]
+        assert _key(app) == "job:cccc3333" + "0" * 24  # the selection stays on its row
+
+    run(app, scenario)
+
+
+def test_while_a_question_is_open_no_other_key_acts() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        await pilot.press("s")
+        await until(pilot, lambda: len(app.screen_stack) == 2, "the question")
+        await pilot.press("c", "S", "r", "e", "j", "slash", "q")
+        assert len(app.screen_stack) == 2 and app.is_running
+        assert result(app) == ""  # nothing cleared, restarted or asked
+        await pilot.press("n")
+        await until(pilot, lambda: len(app.screen_stack) == 1, "the answer")
+
+    run(app, scenario)
+
+
+def test_a_click_selects_a_row() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        target = app.order.index("job:cccc3333" + "0" * 24)
+        await pilot.click("#jobs", offset=(3, target + 1))  # below the header line
+        assert _key(app) == "job:cccc3333" + "0" * 24
+
+    run(app, scenario)
+
+
+def test_r_on_a_process_corral_did_not_start_says_it_cannot() -> None:
+    app = fixed_app(BOARD)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        app.table.move_cursor(row=app.order.index("proc:777:boot:777"))
+        await pilot.press("r")
+        await until(pilot, lambda: "only a job" in result(app), "the answer")
+        assert result(app) == (
+            "only a job can be restarted: corral does not know how this process started"
+        )
+
+    run(app, scenario)

@@ -570,7 +570,10 @@ def _tree_stats(roots: Iterable[int], single: Collection[int] = ()) -> dict[int,
             if raw is None:
                 continue
             stats[pid] = raw
-            stack.extend(_children_of(pid))
+            fields = procfs.stat_fields(raw)
+            # one thread (most processes): its list alone, without listing the threads
+            single_thread = len(fields) > procfs.THREADS and fields[procfs.THREADS] == b"1"
+            stack.extend(_children_of(pid, threads=not single_thread))
         return stats
     every: dict[int, bytes] = {}
     kids: dict[int, list[int]] = {}

@@ -23,10 +23,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from corral.cli.procs import current_session
-    from corral.surfaces.tui.app import ControlRoom
     from corral.surfaces.tui.feed import LiveFeed
 
     folder = Path(os.getcwd())
     feed = LiveFeed(folder, use_daemon=not args.no_daemon)
+    feed.prefetch()  # the first board is read while Textual loads
+    from corral.surfaces.tui.app import ControlRoom
+
     ControlRoom(feed, folder=folder, session=current_session(args.session)).run()
     return 0

@@ -19,6 +19,7 @@ LINUX = _PLATFORM_LINUX
 
 # Fields of /proc/<pid>/stat counted after the process's name (see `stat_fields`).
 STATE, PPID, PGRP, SESSION, UTIME, STIME, START, RSS = 0, 1, 2, 3, 11, 12, 19, 21
+THREADS = 17
 
 _BOOT_ID: str | None = None
 

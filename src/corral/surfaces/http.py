@@ -307,12 +307,15 @@ def create_app(
         return _reply(listing.to_json(), listing.warnings)
 
     async def board_view(request: Request) -> JSONResponse:
-        _only_params(request, {"project"})
+        _only_params(request, {"project", "quick"})
         project = request.query_params.get("project")
         if project is None or not os.path.isabs(project):
             raise BadRequest("query parameter project must be an absolute path")
+        interval = 0.0 if _flag(request, "quick") else 0.1  # quick: CPU not measured
         obs = await warm.recent()
-        view = await asyncio.to_thread(board.board, Path(project), observed=obs)
+        view = await asyncio.to_thread(
+            board.board, Path(project), observed=obs, cpu_interval=interval
+        )
         return _reply(view.to_json(), view.warnings)
 
     async def _run_stop(session: str | None, targets: list[sessions.Target] | None) -> JSONResponse:
@@ -369,7 +372,7 @@ def create_app(
             checked=_checked,
             body_of=_body,
             bad=BadRequest,
-            recent=lambda: warm.recent(REFRESH),  # the band: the warm state, no refresh
+            recent=lambda: warm.recent(REFRESH),  # /procs: the warm snapshot when fresh enough
             seen=warm.seen,
             pending=pending,
             woken=warm.wake.set,

@@ -52,3 +52,54 @@ def test_a_duplicate_is_still_refused_early(tmp_path: Path, corral_home: Path) -
         assert "updatedInput" not in again
     finally:
         corral("stop", "--all", check=True)
+
+
+def test_a_line_the_hook_read_is_not_read_again_by_the_prefix(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """`python3 -c …` has a trigger word (python), so the prefix's sh fast path
+    hands it to python; the hook's line reader already found nothing to supervise in it, in
+    the same folder, and said so in a note: the prefix runs it as it came without loading
+    the line reader (once; a second run of the same line is read again)."""
+    import json
+    import subprocess
+    import sys
+
+    from corral.core.claude.shell_string import compose
+
+    line = "python3 -c 'print(6 * 7)'"
+    result = run_hook("pre-tool-use", payload(line, tmp_path), env=prefix_env(corral_home))
+    assert (result.returncode, result.stdout) == (0, "")
+    string = compose(line, "true && ", str(tmp_path / "cwd-file"))
+    code = (
+        "import json, os, sys\n"
+        "from corral.surfaces.claude import prefix\n"
+        "from corral.lowlevel.shells import caller_environment\n"
+        "env = caller_environment()\n"
+        f"first = prefix.plan({string!r}, '', env, {str(corral_home)!r})\n"
+        "read_first = 'corral.core.shell.parse' in sys.modules\n"
+        f"second = prefix.plan({string!r}, '', env, {str(corral_home)!r})\n"
+        "print(json.dumps([first.argv, read_first, second.argv,"
+        " 'corral.core.shell.parse' in sys.modules]))"
+    )
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CORRAL_HOME": str(corral_home)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    first, read_first, second, read_second = json.loads(out.stdout)
+    assert first == second and first[-1] == string  # run as it came, both times
+    assert (read_first, read_second) == (False, True)
+
+
+def test_notes_of_lines_that_never_ran_are_swept(tmp_path: Path, corral_home: Path) -> None:
+    from corral.surfaces.claude import notes
+
+    notes.note_untouched(str(corral_home), SESSION, str(tmp_path), "python3 old.py")
+    folder = corral_home / "prefix-read"
+    [old] = list(folder.iterdir())
+    os.utime(old, (0, 0))  # a call denied long ago: its note was never taken
+    notes.note_untouched(str(corral_home), SESSION, str(tmp_path), "python3 new.py")
+    assert len(list(folder.iterdir())) == 1 and not old.exists()
+    assert notes.take_untouched(str(corral_home), SESSION, str(tmp_path), "python3 new.py")
+    assert not list(folder.iterdir())

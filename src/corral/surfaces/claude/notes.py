@@ -1,6 +1,8 @@
 """What the PreToolUse hook and corral's shell prefix tell each other: whether the prefix is
-installed, and which Bash calls run as background tasks (the hook sees `run_in_background`,
-the prefix does not). A note never changes a permission decision."""
+installed, which Bash calls run as background tasks (the hook sees `run_in_background`,
+the prefix does not), and which lines the hook's line reader already found nothing to
+supervise in (the prefix then runs them without reading them again). A note never changes a
+permission decision."""
 
 from __future__ import annotations
 
@@ -59,3 +61,47 @@ def take_note(home: str, session: str, command: str) -> bool:
         except (OSError, ValueError):
             continue
     return found
+
+
+UNTOUCHED_SECONDS = 60.0  # the reader's verdict on a line, kept for the call that runs it
+
+
+def _untouched_path(home: str, session: str, cwd: str, command: str) -> str:
+    from corral.lowlevel.redact import command_digest
+
+    key = command_digest(f"{session}\0{os.path.realpath(cwd)}\0{command}")[:32]
+    # not among the background notes: any note there sends every Bash call to python
+    return os.path.join(home, "prefix-read", key)
+
+
+def note_untouched(home: str, session: str, cwd: str, command: str) -> None:
+    """Tell the prefix that the line reader found nothing to supervise in `command` run in
+    `cwd` (a verdict on the line alone: no job it starts, none it sends to the background)."""
+    from corral.lowlevel.locations import ensure_private
+
+    path = _untouched_path(home, session, cwd, command)
+    folder = os.path.dirname(path)
+    ensure_private(folder)
+    now = time.time()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"{now}\n")
+    with os.scandir(folder) as entries:  # notes of calls that never ran (denied, say)
+        for entry in entries:
+            try:
+                if now - entry.stat().st_mtime > UNTOUCHED_SECONDS:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+
+
+def take_untouched(home: str, session: str, cwd: str, command: str) -> bool:
+    """True (once, within UNTOUCHED_SECONDS) when the hook noted `command` in `cwd` as a
+    line with nothing to supervise."""
+    path = _untouched_path(home, session, cwd, command)
+    try:
+        with open(path, encoding="utf-8") as f:
+            fresh = 0 <= time.time() - float(f.read().strip() or 0) < UNTOUCHED_SECONDS
+        os.unlink(path)
+    except (OSError, ValueError):
+        return False
+    return fresh

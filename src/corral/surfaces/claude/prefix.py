@@ -37,6 +37,7 @@ from corral.surfaces.claude.notes import (
     note_background,
     notes_dir,
     take_note,
+    take_untouched,
 )
 
 __all__ = ["CHAINED", "NAME", "PREFIX", "active", "note_background", "take_note"]
@@ -151,6 +152,8 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     session_bytes = environ.get(b"CLAUDE_CODE_SESSION_ID")
     session = found.session or (session_bytes.decode() if session_bytes else None)
     background = bool(session) and take_note(home, session or "", found.command)
+    if session and not background and take_untouched(home, session, os.getcwd(), found.command):
+        return Plan(as_it_came(string, chained, environ))  # the hook's reader found nothing
 
     from corral.lowlevel import locations
     from corral.surfaces.claude import hook

@@ -94,7 +94,8 @@ def _refusal_only(
 ) -> str | None:
     """With corral's shell prefix installed the prefix supervises at execution, after
     Claude Code's permission check, in every mode: the hook rewrites nothing. It only notes a
-    background call for the prefix (which cannot see `run_in_background`) and refuses a
+    background call for the prefix (which cannot see `run_in_background`), notes a line with
+    nothing to supervise (the prefix runs it without reading it again), and refuses a
     duplicate or a held port early; nothing is reserved, the prefix reserves when it runs."""
     line: str = tool_input["command"]
     background = tool_input.get("run_in_background") is True
@@ -102,6 +103,10 @@ def _refusal_only(
     if background and isinstance(session, str):
         notes.note_background(home, session, line)
     decision = admit_line(line, background=background, cwd=cwd, settings=settings, reserve=False)
+    if decision.action == "untouched" and decision.readable and not decision.jobs:
+        if isinstance(session, str):  # the prefix runs it without reading it again
+            notes.note_untouched(home, session, cwd, line)
+        return None
     if decision.action != "refuse" or not decision.refusal:
         return None
     out = {

@@ -12,58 +12,17 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Log, Static
 
+from corral.core.human import short_path
+from corral.core.text import printable
 from corral.surfaces.tui import actions
+from corral.surfaces.tui.confirm import Confirm
 from corral.surfaces.tui.feed import Feed
+from corral.surfaces.tui.messages import ActionDone, BoardReady, LogLines
 from corral.surfaces.tui.rows import COLUMNS, Row, build, summary
 
 LOG_TAIL = 500  # lines of a job's log shown when it is selected
-
-
-class BoardReady(Message):
-    def __init__(self, board: dict[str, Any] | None, warnings: list[str], source: str) -> None:
-        super().__init__()
-        self.board, self.warnings, self.source = board, warnings, source
-
-
-class ActionDone(Message):
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__()
-        self.lines = lines
-
-
-class LogLines(Message):
-    def __init__(
-        self, job: str, lines: list[str], cursor: int | None, note: str | None, reset: bool
-    ) -> None:
-        super().__init__()
-        self.job, self.lines, self.cursor, self.note, self.reset = job, lines, cursor, note, reset
-
-
-class Confirm(ModalScreen[bool]):
-    """A yes/no question: `y` answers yes; `n` or escape no."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "yes"),
-        Binding("n", "answer(False)", "no"),
-        Binding("escape", "answer(False)", "no"),
-    ]
-
-    def __init__(self, question: str) -> None:
-        super().__init__()
-        self.question = question
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text(self.question), id="question")
-            yield Static("y: yes    n: no")
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
 
 
 _STYLES = {"group": "bold", "listener": "dim"}
@@ -114,6 +73,9 @@ class ControlRoom(App[None]):
         self.refresh_every = refresh_every
         self.board: dict[str, Any] | None = None
         self.rows: dict[str, Row] = {}
+        self._heading = ""
+        self._searching = False  # the filter box searches the log, not the rows
+        self._first: dict[str, Text] = {}  # each row's first cell as drawn (to sort rows by)
         self.order: list[str] = []
         self.needle = ""
         self.grep: str | None = None
@@ -171,48 +133,68 @@ class ControlRoom(App[None]):
         self.post_message(BoardReady(board, warnings, self.feed.source))
 
     def on_board_ready(self, message: BoardReady) -> None:
-        heading = self.heading
         if message.board is None:
-            heading.update(Text(" · ".join(message.warnings)))
+            self.set_heading(" · ".join(message.warnings))
             return
         self.board = message.board
         self.boards += 1
         text = f"{summary(message.board)} · via {message.source}"
         if message.warnings:
             text += f" · warning: {message.warnings[0]}"
-        heading.update(Text(text))
+        self.set_heading(text)
         self.show_rows()
 
+    def set_heading(self, text: str) -> None:
+        if text != self._heading:  # drawn again only when it changed
+            self._heading = text
+            self.heading.update(Text(printable(text)))
+
     def show_rows(self) -> None:
-        """Draw the board's rows: only the cells that changed when the rows are the same
-        ones in the same order, else the table again (the selection kept)."""
+        """Draw the board's rows touching only what changed: rows gone are removed, new ones
+        added, changed cells rewritten, and the rows put in order when they are out of it
+        (the selection kept). A busy machine's processes come and go every second."""
         if self.board is None:
             return
         rows = build(self.board, self.session, self.needle)
         table = self.table
-        keys = [r.key for r in rows]
-        if keys == self.order:
-            for row in rows:
-                old = self.rows[row.key]
-                if old == row:
-                    continue
-                for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
-                    if was != now or _style(old) != _style(row):
-                        table.update_cell(row.key, COLUMNS[column], Text(now, _style(row)))
-                        self.cells_redrawn += 1
-                self.rows[row.key] = row
-            return
         selected = self.selected()
-        table.clear()
+        wanted = {r.key: r for r in rows}
+        kept = [k for k in self.order if k in wanted]
+        for key in self.order:
+            if key not in wanted:
+                table.remove_row(key)
+                del self.rows[key], self._first[key]
+        added = []
         for row in rows:
+            old = self.rows.get(row.key)
             style = _style(row)
-            table.add_row(*(Text(c, style) for c in row.cells), key=row.key)
-            self.cells_redrawn += len(row.cells)
-        self.rows = {r.key: r for r in rows}
-        self.order = keys
-        if selected is not None and selected.key in self.rows:
-            table.move_cursor(row=keys.index(selected.key), scroll=True)
-        else:
+            if old is None:
+                cells = [Text(c, style) for c in row.cells]
+                table.add_row(*cells, key=row.key)
+                self._first[row.key] = cells[0]
+                self.cells_redrawn += len(cells)
+                added.append(row.key)
+            elif old != row:
+                restyle = _style(old) != style
+                for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
+                    if was != now or restyle:
+                        text = Text(now, style)
+                        table.update_cell(row.key, COLUMNS[column], text)
+                        self.cells_redrawn += 1
+                        if column == 0:
+                            self._first[row.key] = text
+            self.rows[row.key] = row
+        order = list(wanted)
+        if kept + added != order:  # new rows were added at the end: move them into place
+            rank = {id(self._first[key]): i for i, key in enumerate(order)}
+            table.sort(COLUMNS[0], key=lambda first: rank[id(first)])
+        moved = self.order != order
+        self.order = order
+        if not moved:
+            return
+        if selected is not None and selected.key in wanted:
+            table.move_cursor(row=order.index(selected.key), scroll=True)
+        elif order:
             first = next((i for i, r in enumerate(rows) if r.kind != "group"), 0)
             table.move_cursor(row=first)
         self.show_log(self.selected())
@@ -260,6 +242,8 @@ class ControlRoom(App[None]):
         self._reading_log = True
         try:
             lines, cursor, note = self.feed.read_log(job, after, grep, LOG_TAIL)
+        except Exception as exc:  # noqa: BLE001 - shown where the log goes; selecting retries
+            lines, cursor, note = [], None, f"cannot read the log: {exc}"
         finally:
             self._reading_log = False
         self.post_message(LogLines(job, lines, cursor, note, after is None))
@@ -281,22 +265,22 @@ class ControlRoom(App[None]):
 
     def action_filter(self) -> None:
         box = self.filter_box
-        searching = self.focused is self.log_view
-        box.placeholder = "search the log (a regex)" if searching else "filter rows"
-        box.value = (self.grep or "") if searching else self.needle
+        self._searching = self.focused is self.log_view  # `/` in the log searches it
+        box.placeholder = "search the log (a regex)" if self._searching else "filter rows"
+        box.value = (self.grep or "") if self._searching else self.needle
         box.add_class("shown")
         box.focus()
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
-        if event.input.placeholder == "filter rows":
+        if not self._searching:
             self.needle = event.value
             self.show_rows()
 
     @on(Input.Submitted, "#filter")
     def filter_done(self, event: Input.Submitted) -> None:
         event.input.remove_class("shown")
-        if event.input.placeholder == "filter rows":
+        if not self._searching:
             self.table.focus()
             return
         self.grep = event.value or None
@@ -309,7 +293,7 @@ class ControlRoom(App[None]):
         box = self.filter_box
         if box.has_class("shown"):
             box.remove_class("shown")
-            if box.placeholder == "filter rows":
+            if not self._searching:
                 box.value = ""
         self.table.focus()
 
@@ -364,7 +348,7 @@ class ControlRoom(App[None]):
         self._confirmed(question, lambda: self.act(actions.stop_session, session))
 
     def action_stop_earlier(self) -> None:
-        where = summary(self.board).split(" · ")[1] if self.board else str(self.folder)
+        where = short_path(self.board["project"] if self.board else str(self.folder))
         question = f"Stop the jobs of earlier agent sessions in {where}?"
         self._confirmed(question, lambda: self.act(actions.stop_earlier, self.session, self.folder))
 

@@ -6,11 +6,14 @@ workers: every method may block."""
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any, Protocol
 
 log = logging.getLogger("corral.tui")
+RECORD_FOR = 5.0  # seconds a followed job's record is reused
 
 
 class Feed(Protocol):
@@ -43,6 +46,22 @@ class LiveFeed:
         self.source = "snapshots" if not use_daemon else "snapshots (starting the daemon)"
         self._observed: Any = None
         self._asked = False  # whether a daemon already running was looked for
+        self._record: tuple[str, float] | None = None  # the job whose log is read, when
+        self._record_data: Any = None  # its record (adapters.ledger.JobRecord) as read then
+        self._early: threading.Thread | None = None
+        self._early_board: tuple[dict[str, Any], list[str]] | None = None
+
+    def prefetch(self) -> None:
+        """Start reading the first board now, in a thread: it comes while Textual loads."""
+
+        def read() -> None:
+            try:
+                self._early_board = self._board()
+            except Exception:  # the app's first read tries again, and says why
+                log.exception("the first board could not be read early")
+
+        self._early = threading.Thread(target=read, name="corral-first-board", daemon=True)
+        self._early.start()
 
     def connect(self) -> None:
         if not self.use_daemon:
@@ -73,12 +92,23 @@ class LiveFeed:
         self.source = "snapshots (no daemon: see daemon.log)"
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
-        if self.use_daemon and not self._asked:  # one already running draws the first board
+        early, self._early = self._early, None
+        if early is not None:
+            early.join()
+            if self._early_board is not None:
+                return self._early_board
+        return self._board()
+
+    def _board(self) -> tuple[dict[str, Any], list[str]]:
+        first = self.use_daemon and not self._asked
+        if first:  # one already running draws the first board
             self._asked = self.daemon_up = True
         if self.daemon_up:
             from corral.surfaces import daemon
 
-            query = urllib.parse.urlencode({"project": str(self.folder)})
+            # the first board is drawn at once; CPU is measured from the next one on
+            fields = {"project": str(self.folder), **({"quick": "true"} if first else {})}
+            query = urllib.parse.urlencode(fields)
             answer = daemon.get(f"/api/board?{query}")
             if answer is not None:
                 self.source = "daemon"
@@ -92,14 +122,24 @@ class LiveFeed:
     def read_log(
         self, job: str, after: int | None, grep: str | None, tail: int
     ) -> tuple[list[str], int | None, str | None]:
-        return read_log(job, after, grep, tail)
+        # the job's record is read again every few seconds, not at every follow (a ledger
+        # of 200 jobs is 200 files): it says where the log is and whether the job ended
+        now = time.monotonic()
+        last = self._record
+        if last is None or last[0] != job or now - last[1] > RECORD_FOR:
+            self._record = (job, now)
+            self._record_data = None
+        lines, cursor, note, self._record_data = read_log(job, after, grep, tail, self._record_data)
+        return lines, cursor, note
 
     def _direct(self) -> tuple[dict[str, Any], list[str]]:
         from corral.service import board, sessions
 
         first = self._observed is None
         if self._observed is None:
-            self._observed = sessions.observe()
+            # drawn at once: what it saw is stored by the next refresh (a write can take
+            # longer than the whole snapshot)
+            self._observed = sessions.observe(remember=False)
         else:
             self._observed = sessions.refresh(self._observed)
         # the first board is drawn at once; CPU is measured from the next one on
@@ -108,10 +148,11 @@ class LiveFeed:
 
 
 def read_log(
-    job: str, after: int | None, grep: str | None, tail: int = 500
-) -> tuple[list[str], int | None, str | None]:
+    job: str, after: int | None, grep: str | None, tail: int = 500, record: Any = None
+) -> tuple[list[str], int | None, str | None, Any]:
     """The job's log lines after cursor `after` (None: its last `tail` lines) matching
-    `grep`, the cursor to give next, and a note when there is nothing to follow."""
+    `grep`, the cursor to give next, a note when there is nothing to follow, and the job's
+    record (`record`, or read now when None)."""
     import re
 
     from corral.core.text import printable
@@ -122,11 +163,10 @@ def read_log(
         try:
             re.compile(grep)
         except re.error as exc:
-            return [], after, printable(f"search: the regex does not compile: {exc}")
+            return [], after, printable(f"search: the regex does not compile: {exc}"), record
     try:
-        got = logs.read(
-            jobs.resolve(job), after=after, grep=grep, tail=tail if after is None else None
-        )
+        record = record if record is not None else jobs.resolve(job)
+        got = logs.read(record, after=after, grep=grep, tail=tail if after is None else None)
     except CorralError as exc:
-        return [], None, printable(str(exc))
-    return [printable(line.text) for line in got.lines], got.cursor, None
+        return [], None, printable(str(exc)), None
+    return [printable(line.text) for line in got.lines], got.cursor, None, record

@@ -3,6 +3,7 @@ taken directly) in groups, each row's cells as text. Pure: the view only draws t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,8 +54,12 @@ def _usage(row: dict[str, Any], live: bool, cpu: bool) -> tuple[str, str, str]:
     return str(row["processes"]), shown, human_bytes(rss) if rss else "-"
 
 
+# The board comes again every second with mostly the same texts: each is made printable once.
+_shown = functools.lru_cache(maxsize=16384)(printable)
+
+
 def _cells(*cells: str) -> tuple[str, ...]:
-    return tuple(printable(c) for c in cells)
+    return tuple(_shown(c) for c in cells)
 
 
 def job_row(job: dict[str, Any], cpu: bool = True) -> Row:
