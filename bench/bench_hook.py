@@ -7,7 +7,8 @@ targets (issue 4). Runs are interleaved with the baseline so that load hits both
 - a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms;
 - a foreground line that sends a server to the background mid-line, rewritten in place
   (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line;
-- the Codex and Gemini hooks (surfaces/agents) on a line decided without the grammar: the
+- the Codex, Gemini, Qwen Code and opencode hooks (surfaces/agents) on a line decided
+  without the grammar: the
   Claude hook's budget, ≤ 1.5 times the baseline (issue 16).
 With `--baseline SRC` (another tree's `src`, e.g. `git archive main src | tar -x -C /tmp/m`)
 that tree's hook runs the wrapped line too, interleaved, and the ratio of the two is printed:
@@ -65,17 +66,20 @@ def main() -> int:
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)
         base, fast, wrapped, midline, other = [], [], [], [], []
-        codex: list[float] = []
-        gemini: list[float] = []
         shell_call = json.loads(plain)["tool_input"]["command"]
         call = {"session_id": "b", "cwd": tmp}
-        codex_plain = json.dumps(
-            {**call, "tool_name": "Bash", "tool_input": {"command": shell_call}}
-        ).encode()
-        gemini_input = {"command": shell_call, "dir_path": ""}
-        gemini_plain = json.dumps(
-            {**call, "tool_name": "run_shell_command", "tool_input": gemini_input}
-        ).encode()
+        shell_input = {"command": shell_call}
+        # name -> (agent, hook event, a plain shell call as the agent sends it)
+        agents: dict[str, tuple[str, str, dict[str, object]]] = {
+            "Codex": ("codex", "pre-tool-use", {"tool_name": "Bash", "tool_input": shell_input}),
+            "Gemini": ("gemini", "before-tool", {"tool_name": "run_shell_command",
+                       "tool_input": {**shell_input, "dir_path": ""}}),
+            "Qwen Code": ("qwen", "pre-tool-use", {"tool_name": "run_shell_command",
+                          "tool_input": {**shell_input, "is_background": False}}),
+            "opencode": ("opencode", "tool-before", {"tool": "bash", "args": shell_input,
+                         "directory": tmp}),
+        }  # fmt: skip
+        agent_runs: dict[str, list[float]] = {name: [] for name in agents}
         other_launcher = Path(args.baseline or ".") / "corral/surfaces/claude/run_hook.py"
         other_argv = [*argv[:-2], str(other_launcher), argv[-1]]
         other_env = {**env, "CORRAL_HOME": str(Path(tmp) / "home-baseline")}
@@ -84,8 +88,9 @@ def main() -> int:
         for i in range(args.runs):
             base.append(_time(baseline_argv, b"", env)[0])
             fast.append(_time(argv, plain, env)[0])
-            codex.append(_time(run_hook.command("codex", "pre-tool-use"), codex_plain, env)[0])
-            gemini.append(_time(run_hook.command("gemini", "before-tool"), gemini_plain, env)[0])
+            for name, (agent, event, shape) in agents.items():
+                stdin = json.dumps({**call, **shape}).encode()
+                agent_runs[name].append(_time(run_hook.command(agent, event), stdin, env)[0])
             folder = Path(tmp) / f"p{i}"
             folder.mkdir()
             Path(str(folder) + "m").mkdir()
@@ -119,7 +124,7 @@ def main() -> int:
             row("  this tree / that tree", w / o, 1.0, "x")
         row("hook, mid-line `npm run dev & sleep 2; curl …` in place, p50", m, 80, "ms")
         row("  as a multiple of the wrapped line", m / w, 1.0, "x")
-        for name, runs in (("Codex", codex), ("Gemini", gemini)):
+        for name, runs in agent_runs.items():
             p50 = statistics.median(runs)
             row(f"{name} hook, line decided without the grammar, p50", p50, None, "ms")
             row("  as a multiple of the baseline", p50 / b, 1.5, "x")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the pinned coding-agent CLIs other than Claude Code (Codex, Gemini) into
+# Install the pinned coding-agent CLIs other than Claude Code (Codex, Gemini, Qwen Code,
+# opencode) into
 # .tools/<name> for the real-CLI tests of corral's agent adapters (surfaces/agents).
 # Idempotent and silent when each pinned version is already there. A CLI that cannot be
 # installed is reported and skipped: its tests skip and say so. To move a pin: change it,
@@ -10,6 +11,8 @@ cd "$(dirname "$0")/.."
 AGENTS="
 codex @openai/codex 0.169.0 codex
 gemini @google/gemini-cli 0.61.0 gemini
+qwen @qwen-code/qwen-code 0.24.4 qwen
+opencode opencode-ai 1.18.33 opencode
 "
 if ! command -v npm >/dev/null 2>&1; then
   echo "npm is missing: install Node.js 20 or newer to run the real agent CLI tests" >&2

@@ -6,10 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPERVISOR = ROOT / "src" / "corral" / "supervisor" / "program.py"
@@ -159,6 +163,37 @@ def ledger_record(home: Path, **fields: Any) -> str:
     }  # fmt: skip
     (ledger / f"{token}.json").write_text(json.dumps(record))
     return token
+
+
+def binary_or_skip(path: Path, what: str, script: str) -> Path:
+    """An external CLI the tests run: `path` when installed; else skip, except in CI, where
+    a missing CLI is a failure (`script` installs it)."""
+    if path.exists():
+        return path
+    why = f"{what} not installed at {path}: run {script}"
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+class LocalServer:
+    """An HTTP server on 127.0.0.1 (a free port) answering with `handler` in a thread of its
+    own until `close()`: the fake model APIs the agent CLIs talk to."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
 
 
 def zsh_or_skip() -> str:

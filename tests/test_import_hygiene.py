@@ -176,6 +176,11 @@ def test_the_status_line_loads_no_struct(tmp_path: Path, corral_home: Path) -> N
         ("codex", "pre-tool-use", {"tool_name": "Bash", "tool_input": {"command": "ls -la"}}),
         ("gemini", "before-tool",
          {"tool_name": "run_shell_command", "tool_input": {"command": "ls", "dir_path": ""}}),
+        ("qwen", "pre-tool-use",
+         {"tool_name": "run_shell_command",
+          "tool_input": {"command": "ls", "is_background": False}}),
+        ("opencode", "tool-before",
+         {"tool": "bash", "args": {"command": "git status", "workdir": "src"}, "directory": "/"}),
     ],
 )  # fmt: skip
 def test_agent_hooks_answer_a_plain_line_as_lightly_as_the_claude_hook(

@@ -109,3 +109,27 @@ def test_second_copy_is_denied_naming_the_job_and_its_port(
         assert len(list((corral_home / "ledger").glob("*.json"))) == 1  # nothing started
     finally:
         corral("stop", "--all", check=True)
+
+
+def test_rewrite_names_the_supervised_commands_as_written(tmp_path: Path) -> None:
+    # An agent that cannot rewrite (Qwen Code) tells the model what to run under corral.
+    line = f"python3 -m http.server {free_port()}"
+    verdict = decide(line, tmp_path, background=True)
+    assert (verdict["lines"], verdict["mode"]) == ([line], "task")
+    quoted = f"cd web && FOO='a b' python3 -m http.server {free_port()} > 'the log' 2>&1"
+    (tmp_path / "web").mkdir()
+    assert decide(f"{quoted} &", tmp_path)["lines"] == [quoted]
+    midline = "npm run dev & tsc -w & sleep 2; curl localhost:3000"
+    verdict = decide(midline, tmp_path)
+    assert (verdict["lines"], verdict["mode"]) == (["npm run dev", "tsc -w"], "in-place")
+    assert decide("sleep 300 &", tmp_path, leave_group=True)["lines"] == ["sleep 300"]
+    assert decide("ls", tmp_path)["lines"] == []
+
+
+def test_without_reserve_a_denying_hook_leaves_the_start_free(tmp_path: Path) -> None:
+    # The hook that denies and redirects reserves nothing: the redirected start is admitted.
+    line = f"python3 -m http.server {free_port()} &"
+    assert decide(line, tmp_path, reserve=False)["action"] == common.REWRITE
+    assert decide(line, tmp_path)["action"] == common.REWRITE
+    again = decide(line, tmp_path)
+    assert again["action"] == common.DENY and "being started" in again["reason"], again

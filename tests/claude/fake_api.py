@@ -14,8 +14,10 @@ import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from tests.helpers import LocalServer
 
 JSON = dict[str, Any]
 
@@ -96,8 +98,7 @@ class FakeAPI:
     _next_turn: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _server: ThreadingHTTPServer | None = None
-    _thread: threading.Thread | None = None
+    _server: LocalServer | None = None
 
     def __enter__(self) -> FakeAPI:
         self.start()
@@ -112,24 +113,16 @@ class FakeAPI:
         class Handler(_Handler):
             fake = api
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-anthropic-api", daemon=True
-        )
-        self._thread.start()
+        self._server = LocalServer(Handler, "fake-anthropic-api")
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
+            self._server.close()
 
     @property
     def url(self) -> str:
         assert self._server is not None, "FakeAPI.start() first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._server.port}"
 
     @property
     def turns_used(self) -> int:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import pytest
 
 from tests.claude.fake_api import JSON, FakeAPI, Request, Turn
-from tests.helpers import kill_with_env
+from tests.helpers import binary_or_skip, kill_with_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE_BIN = ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"
@@ -149,22 +149,11 @@ class ClaudeCLI:
         argv = (str(self.binary), "-p", prompt, *args)
         out_path = self.home.parent / f"run-{len(self.runs)}.out"
         err_path = self.home.parent / f"run-{len(self.runs)}.err"
-        with FakeAPI(script) as api, open(out_path, "wb") as out, open(err_path, "wb") as err:
-            started = time.monotonic()
-            proc = subprocess.Popen(
-                argv,
-                cwd=self.project,
-                env=self.env(api.url, env),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                process_group=0,
-            )
-            exited = _wait_unreaped(proc, timeout)
-            seconds = time.monotonic() - started
-            # The leader is still unreaped (a zombie at worst), so its pgid is still ours.
-            _kill_group(proc.pid)
-            returncode = proc.wait()
+        with FakeAPI(script) as api:
+            exited, seconds, returncode = run_in_group(
+                argv, cwd=self.project, env=self.env(api.url, env), out_path=out_path,
+                err_path=err_path, timeout=timeout,
+            )  # fmt: skip
         run = ClaudeRun(
             argv=argv,
             returncode=returncode,
@@ -188,6 +177,30 @@ class ClaudeCLI:
     def reap_escaped(self) -> list[int]:
         """Kill by pid every process that carries this fixture's run marker."""
         return kill_with_env(f"{RUN_MARKER}={self.marker}".encode())
+
+
+def run_in_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    out_path: Path,
+    err_path: Path,
+    timeout: float,
+) -> tuple[bool, float, int]:
+    """Run `argv` in a process group of its own, its output in the two files; once it exits
+    (or `timeout` passed) kill what is left of its group. (exited in time, seconds, status)"""
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            process_group=0,
+        )  # fmt: skip
+        exited = _wait_unreaped(proc, timeout)
+        seconds = time.monotonic() - started
+        # The leader is still unreaped (a zombie at worst), so its pgid is still ours.
+        _kill_group(proc.pid)
+        return exited, seconds, proc.wait()
 
 
 def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
@@ -216,12 +229,7 @@ def _kill_group(pgid: int) -> None:
 
 def claude_binary_or_skip() -> Path:
     """The pinned CLI; skip when it is not installed, except in CI where that is a failure."""
-    if CLAUDE_BIN.exists():
-        return CLAUDE_BIN
-    why = f"Claude Code CLI not installed at {CLAUDE_BIN}: run scripts/install-claude.sh"
-    if os.environ.get("CI", "").lower() in ("true", "1"):
-        pytest.fail(why)
-    pytest.skip(why)
+    return binary_or_skip(CLAUDE_BIN, "Claude Code CLI", "scripts/install-claude.sh")
 
 
 @pytest.fixture

@@ -156,3 +156,22 @@ def test_stop_by_identity_reaches_a_process_of_an_agent_session(tmp_path: Path) 
         for proc in (marked, plain):
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("variable", ["CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID",
+                                      "QWEN_CODE_SESSION_ID"])  # fmt: skip
+def test_run_takes_the_agents_session_from_its_shell(variable: str, tmp_path: Path) -> None:
+    # What a model runs itself (`corral run -d …` without --session) is its session's job:
+    # each agent that has one gives its shells a session variable (issue 16).
+    import os
+    import uuid
+
+    session = str(uuid.uuid4())
+    env = {k: v for k, v in os.environ.items() if k not in ("CORRAL_SESSION",)}
+    started = corral("run", "-d", "-c", "sleep 300", env={**env, variable: session})
+    try:
+        assert started.returncode == 0, started.stderr
+        [listed] = corral_json("ls")["data"]
+        assert listed["session"] == session
+    finally:
+        corral("stop", "--all", check=True)

@@ -79,6 +79,16 @@ def test_codex_thread_id_marker_counts_and_its_process_is_stopped_once_verified(
         assert [(t.pid, t.result.value) for t in result.targets] == [(marked.pid, "terminated")]
 
 
+def test_qwen_session_id_marker_counts_and_its_process_is_stopped_once_verified() -> None:
+    # Qwen Code gives every command it spawns QWEN_CODE_SESSION_ID, its session id (issue 16)
+    with spawned(["sleep", "300"], QWEN_CODE_SESSION_ID=f"s-qwen-{RUN}") as marked:
+        ident(marked)
+        rows = sessions.list_processes(f"s-qwen-{RUN}").processes
+        assert [(r.pid, r.attribution) for r in rows] == [(marked.pid, "env")]
+        result = sessions.terminate(f"s-qwen-{RUN}", None, surface="test")
+        assert [(t.pid, t.result.value) for t in result.targets] == [(marked.pid, "terminated")]
+
+
 def test_stale_start_time_is_identity_mismatch_and_never_signalled() -> None:
     with spawned(["sleep", "300"], CORRAL_SESSION=f"s-reuse-{RUN}") as marked:
         real = ident(marked)

@@ -18,16 +18,15 @@ from dataclasses import dataclass, field
 import psutil
 
 from corral.adapters import owners
-from corral.lowlevel import procfs
+from corral.lowlevel import procfs, record
 from corral.lowlevel import sockets as _net
 from corral.lowlevel.procfs import PGRP, PPID, RSS, SESSION, START, STATE, STIME, UTIME, boot_id
 from corral.lowlevel.sockets import Listener  # the one listener type
 
 _LINUX = sys.platform.startswith("linux")
 _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
-# The variables that name an agent session, first found wins: corral's own, Claude Code's,
-# Codex's (every command Codex spawns carries its thread id, the hook's session_id).
-SESSION_MARKERS = ("CORRAL_SESSION", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID")
+# The variables that name an agent session, first found wins (lowlevel.record).
+SESSION_MARKERS = record.SESSION_VARIABLES
 MARKERS = ("CORRAL_JOB", *SESSION_MARKERS, "CLAUDE_PID")
 _MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
 _ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case

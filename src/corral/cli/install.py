@@ -1,6 +1,7 @@
 """corral install claude: put corral's hooks, status line and /procs into Claude Code's
 settings (user or project), or take them out again with --uninstall. corral install codex |
-gemini: corral's hooks in that agent's configuration (surfaces/agents/install.py)."""
+gemini | qwen | opencode: corral's hooks (or plugin) in that agent's configuration
+(surfaces/agents/install.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "corral install claude [--scope user|project|local] [--uninstall] "
         "[--statusline-only | --prefix-only | --no-statusline] [--no-shell-prefix] | "
         "corral install claude --paths | "
-        "corral install codex|gemini [--scope user|project] [--uninstall]"
+        "corral install codex|gemini|qwen|opencode [--scope user|project] [--uninstall]"
     )
     from corral.surfaces.agents.install import INSTALLERS
 

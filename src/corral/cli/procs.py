@@ -9,8 +9,9 @@
     corral procs earlier                                 stop the jobs of earlier sessions
                                                          in this project (agent gone)
 
-The session defaults to $CORRAL_SESSION, then $CLAUDE_CODE_SESSION_ID (set in every
-Bash command Claude Code runs, `/procs` included).
+The session defaults to $CORRAL_SESSION, then the agent's own variable (Claude Code's
+$CLAUDE_CODE_SESSION_ID, set in every Bash command it runs, `/procs` included; Codex's
+$CODEX_THREAD_ID; Qwen Code's $QWEN_CODE_SESSION_ID).
 """
 
 from __future__ import annotations
@@ -49,11 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def current_session(explicit: str | None) -> str | None:
-    env = os.environ
-    for value in (explicit, env.get("CORRAL_SESSION"), env.get("CLAUDE_CODE_SESSION_ID")):
-        if value:
-            return value
-    return None
+    from corral.lowlevel.record import session_from
+
+    return explicit or session_from(os.environ)
 
 
 def _job_lines(rows: list[Any]) -> list[str]:

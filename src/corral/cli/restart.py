@@ -28,7 +28,9 @@ def main(args: argparse.Namespace) -> int:
     if not 0 < timeout <= 3600:
         raise UsageError("--ready-timeout takes seconds from 0 to 3600")
     record = jobs.resolve(args.ref)
-    session = os.environ.get("CORRAL_SESSION") or os.environ.get("CLAUDE_CODE_SESSION_ID")
+    from corral.lowlevel.record import session_from
+
+    session = session_from(os.environ)
     result = restart(record, session=session, ready=spec, ready_timeout=timeout)
     if args.json:
         from corral.core.envelope import dumps

@@ -89,9 +89,9 @@ def main(args: argparse.Namespace) -> int:
     line = args.line if args.line is not None else shlex.join(cmd)
     if args.grace is not None and not 0 <= args.grace <= 3600:
         raise UsageError("--grace takes seconds from 0 to 3600")
-    session = (
-        args.session or os.environ.get("CORRAL_SESSION") or os.environ.get("CLAUDE_CODE_SESSION_ID")
-    )
+    from corral.lowlevel.record import session_from
+
+    session = args.session or session_from(os.environ)
     backend = args.backend
     if backend is None:
         from corral import config

@@ -9,9 +9,30 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 LEDGER_VERSION = 1
+# The variables that name the agent session a process runs in, first found wins: corral's
+# own, then each agent's (every command Claude Code, Codex or Qwen Code spawns carries one;
+# Gemini's and opencode's carry none, corral's rewrite gives their supervisor `--session`).
+SESSION_VARIABLES = (
+    "CORRAL_SESSION",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "QWEN_CODE_SESSION_ID",
+)
+
+
+def session_from(environ: Mapping[str, str]) -> str | None:
+    """The agent session named in `environ` (SESSION_VARIABLES), if any."""
+    for name in SESSION_VARIABLES:
+        value = environ.get(name)
+        if value:
+            return value
+    return None
+
+
 DEFAULT_GRACE = 3.0
 MAX_GRACE = 3600.0
 # The job's states, as the ledger holds them: a job runs, is being stopped, or has ended.

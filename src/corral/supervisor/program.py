@@ -24,7 +24,8 @@ job is gone; then it records how the job ended and exits with the line's exit st
                    command does, while a process it forks supervises the job to its end
                    (front.py)
   --session ID     the agent session that owns the job (default: $CORRAL_SESSION,
-                   then $CLAUDE_CODE_SESSION_ID)
+                   then the agent's: $CLAUDE_CODE_SESSION_ID, $CODEX_THREAD_ID,
+                   $QWEN_CODE_SESSION_ID)
   --grace SECONDS  time between SIGTERM and SIGKILL when stopping (default 3)
   --ledger DIR     the ledger folder (default: $CORRAL_HOME/ledger, else the user's
                    state folder)
@@ -57,6 +58,7 @@ import os
 import sys
 
 from corral.lowlevel.locations import supervisor_argv
+from corral.lowlevel.record import session_from
 from corral.lowlevel.shells import caller_environment, user_shell
 from corral.supervisor import front
 from corral.supervisor.job import Supervisor
@@ -100,9 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = supervisor_argv(None, token=token, options=args)
         os.execve(sys.executable, argv, caller_environment())
     if opts["session"] is None:
-        opts["session"] = os.environ.get("CORRAL_SESSION") or os.environ.get(
-            "CLAUDE_CODE_SESSION_ID"
-        )
+        opts["session"] = session_from(os.environ)
     inherited_hup = signal.getsignal(signal.SIGHUP)
     sup = Supervisor(opts, inherited_hup)
     ready_fd: int | None = opts["ready_fd"]

@@ -18,14 +18,9 @@ from typing import Any
 
 from corral import paths
 from corral.errors import CorralError, UsageError
+from corral.lowlevel.record import SESSION_VARIABLES
 
-MARKERS = (
-    "CORRAL_JOB",
-    "CORRAL_SESSION",
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_THREAD_ID",
-    "CLAUDE_PID",
-)
+MARKERS = ("CORRAL_JOB", *SESSION_VARIABLES, "CLAUDE_PID")
 
 
 def socket_path() -> Path:

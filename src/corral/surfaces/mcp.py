@@ -1,9 +1,10 @@
 """`corral mcp`: corral's tools for any agent, as a stdio MCP server (the official SDK).
 
 The session is the one the server is started in (CLAUDE_CODE_SESSION_ID, CORRAL_SESSION,
-CODEX_THREAD_ID, GEMINI_SESSION_ID), the project the one of its working folder. Tools call
-the same service API as every surface and follow the same safety rules: a destructive call
-reaches only this session's jobs; anything else is reported `unproven`, never signalled.
+CODEX_THREAD_ID, GEMINI_SESSION_ID, QWEN_CODE_SESSION_ID), the project the one of its working
+folder. Tools call the same service API as every surface and follow the same safety rules: a
+destructive call reaches only this session's jobs; anything else is reported `unproven`,
+never signalled.
 Log lines handed to the agent have secret-looking values hidden. Every result is the
 versioned envelope as structured content, plus a short text for clients that show text.
 """
@@ -21,7 +22,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from corral.core.envelope import envelope
 
 SESSION_VARIABLES = ("CLAUDE_CODE_SESSION_ID", "CORRAL_SESSION", "CODEX_THREAD_ID",
-                     "GEMINI_SESSION_ID")  # fmt: skip
+                     "GEMINI_SESSION_ID", "QWEN_CODE_SESSION_ID")  # fmt: skip
 DEFAULT_TAIL = 100
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)  # fmt: skip

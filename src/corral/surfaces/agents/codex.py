@@ -52,14 +52,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
         call = common.shell_call(payload, "Bash")
         note = common.started_note(call[1], home) if call else None
         return common.context_answer("PostToolUse", note)
-    if event == "session-start":
-        source = payload.get("source")
-        source = source if isinstance(source, str) else None  # startup, resume, …
-        text = common.briefing(_cwd(payload), _session(payload), home, source)
-        return common.context_answer("SessionStart", text)
-    if event == "session-end":
-        common.session_ended(_session(payload), home)
-    return None
+    return common.session_event(event, payload, home)
 
 
 def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from corral.core.shell.plan import Decision
+
 
 __all__ = ["admit_line", "started_context"]
 
@@ -34,9 +36,11 @@ DENY = "deny"
 
 class Verdict:
     """What to do with one line: `action` is PASS, REWRITE (`command` replaces the line;
-    `context` tells the model what corral started) or DENY (`reason`, for the model)."""
+    `context` tells the model what corral started; `lines` are the commands it runs under a
+    supervisor, as the agent wrote them; `mode`: the supervisor's, `in-place` when only
+    commands sent to the background mid-line are) or DENY (`reason`, for the model)."""
 
-    __slots__ = ("action", "command", "context", "reason")
+    __slots__ = ("action", "command", "context", "lines", "mode", "reason")
 
     def __init__(
         self,
@@ -44,11 +48,16 @@ class Verdict:
         command: "str | None" = None,
         reason: "str | None" = None,
         context: "str | None" = None,
+        *,
+        lines: "tuple[str, ...]" = (),
+        mode: "str | None" = None,
     ) -> None:
         self.action = action
         self.command = command
         self.reason = reason
         self.context = context
+        self.lines = lines
+        self.mode = mode
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Verdict) and all(
@@ -56,7 +65,7 @@ class Verdict:
         )
 
     def __hash__(self) -> int:
-        return hash((self.action, self.command, self.reason, self.context))
+        return hash((self.action, self.command, self.reason, self.context, self.lines, self.mode))
 
     def __repr__(self) -> str:
         return f"Verdict({self.action!r}, command={self.command!r}, reason={self.reason!r})"
@@ -76,6 +85,7 @@ def decide(
     leave_group: bool = False,
     holder: "int | None" = None,
     call: "str | None" = None,
+    reserve: bool = True,
 ) -> Verdict:
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
@@ -86,7 +96,9 @@ def decide(
     from the session's others (the agent's call id, or its time and input): of two copies
     of corral's hook (user and project scope), only the first to claim the call decides
     (`hook.first_copy`), else the second would refuse the server the first is starting.
-    `home` is corral's state folder. Never raises for a line it cannot read: PASSED."""
+    `reserve` False: the caller will not run the rewrite (an agent that can only deny), so
+    no start is reserved for it. `home` is corral's state folder. Never raises for a line it
+    cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
     if len(line) > hook.LINE_LIMIT or hook.rewritten_by_corral(line):
@@ -122,12 +134,32 @@ def decide(
         agent=agent,
         holder=holder,
         detach_to=detach_to,
+        reserve=reserve,
     )
     if decision.action == "refuse" and decision.refusal:
         return Verdict(DENY, reason=decision.refusal)
     if decision.action == "wrap" and decision.rewritten:
-        return Verdict(REWRITE, command=decision.rewritten, context=started_context(decision))
+        context = started_context(decision)
+        lines = supervised_lines(line, decision)
+        return Verdict(
+            REWRITE, decision.rewritten, context=context, lines=lines, mode=decision.mode
+        )
     return PASSED
+
+
+def supervised_lines(line: str, decision: "Decision") -> "tuple[str, ...]":
+    """The commands a wrapped `line` runs under supervisors, as written in it: each command
+    sent to the background mid-line, or the whole line (less a trailing `&`)."""
+    if decision.in_place:
+        raw = line.encode("utf-8")
+        return tuple(raw[w.start : w.end].decode("utf-8") for w in decision.in_place)
+    import shlex
+
+    # The line is the word after the supervisor's `--` (whatever shell text is around it:
+    # a trailing `&`, a handshake); no word after the line is `--`.
+    words = shlex.split(decision.rewritten or "")
+    marks = [at for at, word in enumerate(words) if word == "--"]
+    return (words[marks[-1] + 1].rstrip(),) if marks and marks[-1] + 1 < len(words) else ()
 
 
 def briefing(
@@ -210,6 +242,23 @@ def started_note(command: "str | None", home: str) -> "str | None":
     from corral.surfaces.claude import started
 
     return started.note(command)
+
+
+def session_event(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
+    """SessionStart and SessionEnd for an agent whose hooks speak Claude Code's JSON (Codex,
+    Gemini, Qwen Code): the briefing as `hookSpecificOutput.additionalContext`, the
+    session-end policy; None for any other event, or nothing to tell."""
+
+    def text(key: str) -> "str | None":
+        value = payload.get(key)
+        return value if isinstance(value, str) and value else None
+
+    if event == "session-start":
+        return context_answer("SessionStart", briefing(text("cwd"), text("session_id"), home,
+                                                       text("source")))  # fmt: skip
+    if event == "session-end":
+        session_ended(text("session_id"), home)
+    return None
 
 
 def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., str | None]") -> int:

@@ -45,13 +45,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
         call = common.shell_call(payload, SHELL_TOOL)
         note = common.started_note(call[1], home) if call else None
         return common.context_answer("AfterTool", note)
-    session = _text(payload, "session_id")
-    if event == "session-start":
-        text = common.briefing(_text(payload, "cwd"), session, home, _text(payload, "source"))
-        return common.context_answer("SessionStart", text)
-    if event == "session-end":
-        common.session_ended(session, home)
-    return None
+    return common.session_event(event, payload, home)
 
 
 def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":

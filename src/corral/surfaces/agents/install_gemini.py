@@ -15,15 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from corral.surfaces.agents import run_hook
-from corral.surfaces.agents.install import Report
-from corral.surfaces.claude.install import (
-    _check_hooks,
-    _without_ours,
-    read_settings,
-    write_settings,
-)
+from corral.surfaces.agents.install import Report, merge_hooks, remove_hooks
 
-MARKS = ("corral/surfaces/agents/run_hook.py",)
 # (Gemini's event, corral's hook event, matcher): the matcher is an unanchored regex
 HOOKS: tuple[tuple[str, str, str | None], ...] = (
     ("BeforeTool", "before-tool", "^run_shell_command$"),
@@ -46,61 +39,19 @@ def _group(event: str, matcher: str | None) -> dict[str, Any]:
     return group
 
 
-def _ours(groups: list[Any]) -> list[Any]:
-    return [
-        e
-        for g in groups
-        for e in g.get("hooks", [])
-        if isinstance(e, dict) and any(m in str(e.get("command", "")) for m in MARKS)
-    ]
-
-
 def install(scope: str, project: Path, home: Path) -> Report:
     """Merge corral's hooks (BeforeTool and AfterTool on run_shell_command, SessionStart,
     SessionEnd) into Gemini's settings at `scope`; idempotent."""
     path = settings_path(scope, project, home)
-    settings = read_settings(path)
-    _check_hooks(settings)
-    hooks = settings.setdefault("hooks", {})
-    changed = False
-    for name, event, matcher in HOOKS:
-        groups = hooks.get(name, [])
-        wanted = _group(event, matcher)
-        if wanted in groups and len(_ours(groups)) == 1:
-            continue  # already there, exactly: leave it where it is
-        hooks[name] = [*_without_ours(groups, MARKS), wanted]
-        changed = True
-    report = Report(path, changed=changed)
-    if changed:
-        report.backup = write_settings(path, settings)
-        if scope == "project":
-            report.notes.append(
-                "Gemini runs a project's hooks once it trusts the folder (it warns the "
-                "first time and records them in ~/.gemini/trusted_hooks.json)"
-            )
+    report = merge_hooks(path, [(name, _group(event, m)) for name, event, m in HOOKS])
+    if report.changed and scope == "project":
+        report.notes.append(
+            "Gemini runs a project's hooks once it trusts the folder (it warns the "
+            "first time and records them in ~/.gemini/trusted_hooks.json)"
+        )
     return report
 
 
 def uninstall(scope: str, project: Path, home: Path) -> Report:
     """Remove corral's entries from Gemini's settings at `scope`; the rest stays."""
-    path = settings_path(scope, project, home)
-    settings = read_settings(path)
-    hooks = settings.get("hooks")
-    report = Report(path, changed=False)
-    if not isinstance(hooks, dict):
-        return report
-    _check_hooks(settings)
-    for name in list(hooks):
-        kept = _without_ours(hooks[name], MARKS)
-        if kept == hooks[name]:
-            continue
-        report.changed = True
-        if kept:
-            hooks[name] = kept
-        else:
-            del hooks[name]
-    if report.changed:
-        if not hooks:
-            del settings["hooks"]
-        report.backup = write_settings(path, settings)
-    return report
+    return remove_hooks(settings_path(scope, project, home))

@@ -1,0 +1,85 @@
+// The thin opencode plugin, run by opencode's own runtime (`BUN_BE_BUN=1 opencode test`):
+// it asks the hook program and follows its answer, and fails open on anything else.
+// tests/agents/test_opencode_plugin.py renders the plugin with a fake hook and runs this.
+import { expect, test } from "bun:test"
+import { readFileSync, writeFileSync } from "node:fs"
+
+const { CorralPlugin } = await import(process.env.CORRAL_PLUGIN as string)
+const LOG = process.env.FAKE_HOOK_LOG as string
+
+async function call(tool: string, args: Record<string, unknown>) {
+  writeFileSync(LOG, "")
+  const hooks = await CorralPlugin({ directory: "/project", worktree: "/" })
+  const input = { tool, sessionID: "ses_1", callID: "call_1" }
+  const output = { args: { ...args } }
+  let thrown: unknown = null
+  try {
+    await hooks["tool.execute.before"](input, output)
+  } catch (error) {
+    thrown = error
+  }
+  const requests = readFileSync(LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+  // What the model reads back: the tool's output, after the plugin's tool.execute.after.
+  const result = { title: "t", metadata: {}, output: "served\n" }
+  if (thrown === null) await hooks["tool.execute.after"]({ ...input, args: output.args }, result)
+  return { args: output.args, thrown, requests, output: result.output }
+}
+
+test("sends the call as one JSON object and keeps a line corral passes", async () => {
+  const args = { command: "ls -la", description: "list", workdir: "/project/web" }
+  const got = await call("bash", args)
+  expect(got.thrown).toBeNull()
+  expect(got.args).toEqual(args)
+  expect(got.output).toBe("served\n")
+  expect(got.requests).toEqual([
+    { tool: "bash", sessionID: "ses_1", callID: "call_1", args, directory: "/project", worktree: "/" },
+  ])
+})
+
+test("a rewrite replaces the command, keeps every other argument, tells the model", async () => {
+  const got = await call("bash", { command: "npm run dev REWRITE &", description: "d", timeout: 5 })
+  expect(got.thrown).toBeNull()
+  expect(got.args).toEqual({ command: "supervised npm run dev REWRITE &", description: "d", timeout: 5 })
+  expect(got.output).toBe("served\n\n\ncorral supervises it")
+})
+
+test("a refusal throws with the reason the model reads", async () => {
+  const got = await call("bash", { command: "npm run dev DENY" })
+  expect(got.thrown).toBeInstanceOf(Error)
+  expect((got.thrown as Error).message).toBe("corral refused: a copy already runs")
+  expect(got.args).toEqual({ command: "npm run dev DENY" })
+})
+
+for (const word of ["GARBAGE", "CRASH", "NULL"]) {
+  test(`an answer it cannot use (${word}) leaves the call untouched`, async () => {
+    const got = await call("bash", { command: `npm run dev ${word}` })
+    expect(got.thrown).toBeNull()
+    expect(got.args).toEqual({ command: `npm run dev ${word}` })
+    expect(got.output).toBe("served\n")
+    expect(got.requests.length).toBe(1)
+  })
+}
+
+test("other tools are never sent to corral", async () => {
+  const got = await call("read", { filePath: "/etc/hosts" })
+  expect(got.thrown).toBeNull()
+  expect(got.requests).toEqual([])
+})
+
+test("a hook program that cannot start leaves the call untouched", async () => {
+  const { CorralPlugin: Missing } = await import(process.env.CORRAL_PLUGIN_MISSING as string)
+  const hooks = await Missing({ directory: "/project", worktree: "/" })
+  const output = { args: { command: "npm run dev REWRITE" } }
+  await hooks["tool.execute.before"]({ tool: "bash", sessionID: "s", callID: "c" }, output)
+  expect(output.args).toEqual({ command: "npm run dev REWRITE" })
+})
+
+test("every command opencode runs carries the session as CORRAL_SESSION", async () => {
+  const hooks = await CorralPlugin({ directory: "/project", worktree: "/" })
+  const output = { env: { KEEP: "1" } as Record<string, string> }
+  await hooks["shell.env"]({ cwd: "/project", sessionID: "ses_1", callID: "c" }, output)
+  expect(output.env).toEqual({ KEEP: "1", CORRAL_SESSION: "ses_1" })
+  const none = { env: {} as Record<string, string> }
+  await hooks["shell.env"]({ cwd: "/project" }, none)
+  expect(none.env).toEqual({})
+})

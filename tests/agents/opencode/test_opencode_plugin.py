@@ -1,0 +1,49 @@
+"""The thin opencode plugin under opencode's own runtime: `BUN_BE_BUN=1 opencode test` runs
+tests/agents/opencode/plugin.test.ts against the plugin as `corral install opencode` renders
+it, with a fake hook program in place of corral's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from corral.surfaces.agents import opencode
+from tests.agents.tools import INSTALL, OPENCODE_BIN
+from tests.helpers import binary_or_skip
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_plugin_follows_the_hook_and_fails_open(tmp_path: Path) -> None:
+    binary = binary_or_skip(OPENCODE_BIN, "opencode", INSTALL)
+    plugin = tmp_path / "corral.ts"
+    plugin.write_text(opencode.plugin_text([sys.executable, str(HERE / "fake_hook.py")]))
+    missing = tmp_path / "missing.ts"
+    missing.write_text(opencode.plugin_text([str(tmp_path / "no-such-program")]))
+    env = {
+        **os.environ,
+        "BUN_BE_BUN": "1",
+        "HOME": str(tmp_path),
+        "CORRAL_PLUGIN": str(plugin),
+        "CORRAL_PLUGIN_MISSING": str(missing),
+        "FAKE_HOOK_LOG": str(tmp_path / "requests.jsonl"),
+    }
+    done = subprocess.run(
+        [str(binary), "test", str(HERE / "plugin.test.ts")],
+        cwd=HERE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = done.stdout + done.stderr
+    assert done.returncode == 0, report
+    assert " 0 fail" in report and " 9 pass" in report, report
+
+
+def test_the_hook_is_written_as_a_json_array() -> None:
+    text = opencode.plugin_text(["/usr/bin/python3", "-I", 'it\'s "quoted"'])
+    assert 'const HOOK: string[] = ["/usr/bin/python3", "-I", "it\'s \\"quoted\\""]\n' in text
+    assert text.startswith(opencode.PLUGIN_MARK)
