@@ -13,10 +13,11 @@ a shared library of its own, ~0.4 ms to load); no `typing` at run time (the reco
 are plain tuple subclasses that mypy sees as the NamedTuples they behave as).
 """
 
-from __future__ import annotations
-
 import posix
 import sys
+
+# No `from __future__ import annotations`: it imports the `__future__` module at run time
+# (the status line's budget); annotations naming more than a builtin are strings.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,14 +34,14 @@ _TABLES = (
 )
 
 
-def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: object) -> type:
+def _named(name: str, fields: str, defaults: "tuple[object, ...]" = (), **extra: object) -> type:
     """A tuple subclass with named fields (what collections.namedtuple makes, without
     importing `collections`): positional or keyword construction, equality, hashing and
     ordering as tuples."""
     names = tuple(fields.split())
     required = len(names) - len(defaults)
 
-    def new(cls: type, *args: object, **kwargs: object) -> tuple[object, ...]:
+    def new(cls: type, *args: object, **kwargs: object) -> "tuple[object, ...]":
         values = list(args) + [None] * (len(names) - len(args))
         if len(args) > len(names):
             raise TypeError(f"{name} takes {len(names)} fields")
@@ -55,7 +56,7 @@ def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: o
             raise TypeError(f"{name} has no field {next(iter(kwargs))}")
         return tuple.__new__(cls, values)
 
-    def shown(self: tuple[object, ...]) -> str:
+    def shown(self: "tuple[object, ...]") -> str:
         return f"{name}({', '.join(f'{f}={v!r}' for f, v in zip(names, self, strict=True))})"
 
     namespace: dict[str, object] = {"__slots__": (), "__new__": new, "__repr__": shown}
@@ -66,18 +67,18 @@ def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: o
     return type(name, (tuple,), namespace)
 
 
-def _item(at: int) -> Callable[[tuple[object, ...]], object]:
-    def get(self: tuple[object, ...]) -> object:
+def _item(at: int) -> "Callable[[tuple[object, ...]], object]":
+    def get(self: "tuple[object, ...]") -> object:
         return self[at]
 
     return get
 
 
-def _socket_family(self: Socket) -> str:
+def _socket_family(self: "Socket") -> str:
     return "ipv6" if self.v6 else "ipv4"
 
 
-def _socket_address(self: Socket) -> str:
+def _socket_address(self: "Socket") -> str:
     import _socket
 
     return str(_socket.inet_ntop(10 if self.v6 else 2, self.raw_address))
@@ -126,7 +127,7 @@ else:
     Unseen = _named("Unseen", "full_at until")
 
 
-def listening(port: int | None = None) -> dict[int, Socket]:
+def listening(port: "int | None" = None) -> "dict[int, Socket]":
     """Listening sockets by inode (only those on `port` when given). The kernel's socket
     diagnostics answer for listening sockets only; /proc/net/tcp, the fallback, walks every
     bucket of the connection table and costs milliseconds even on an idle machine."""
@@ -150,7 +151,7 @@ _DIAG_QUERIES = (
 )
 
 
-def _diag_listening() -> dict[int, Socket]:
+def _diag_listening() -> "dict[int, Socket]":
     import _socket
 
     native = sys.byteorder
@@ -202,7 +203,7 @@ def _diag_listening() -> dict[int, Socket]:
     return found
 
 
-def _proc_listening() -> dict[int, Socket]:
+def _proc_listening() -> "dict[int, Socket]":
     found: dict[int, Socket] = {}
     for table, proto, v6 in _TABLES:
         try:
@@ -229,12 +230,12 @@ def _proc_listening() -> dict[int, Socket]:
     return found
 
 
-def pids() -> list[str]:
+def pids() -> "list[str]":
     """Every pid folder of /proc, newest pid first: listeners are mostly young processes."""
     return sorted((e for e in posix.listdir("/proc") if e.isdigit()), key=int, reverse=True)
 
 
-def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tuple[int, str]]:
+def owners(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int, tuple[int, str]]":
     """inode -> (pid, fd) of a process among `among` holding that socket. The walk over the
     processes' fd folders stops as soon as every inode has an owner."""
     wanted = {f"socket:[{inode}]": inode for inode in inodes}
@@ -277,7 +278,7 @@ _MAX_OWNERS_BYTES = 64 * MAX_OWNERS
 Owner = tuple[int, str]  # pid and fd number of a process holding the socket
 
 
-def read_owners(path: str, boot_id: str) -> dict[int, Owner | Unseen]:
+def read_owners(path: str, boot_id: str) -> "dict[int, Owner | Unseen]":
     """The remembered owners in `path`; nothing when the file is missing, of another boot,
     too long or malformed anywhere (it is rewritten after the next walk)."""
     try:
@@ -311,7 +312,7 @@ def read_owners(path: str, boot_id: str) -> dict[int, Owner | Unseen]:
     return found if len(found) <= MAX_OWNERS else {}
 
 
-def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) -> None:
+def write_owners(path: str, boot_id: str, owners: "Mapping[int, Owner | Unseen]") -> None:
     """Replace `path` (mode 0600, through a temporary file and a rename) with `owners` (the
     first MAX_OWNERS of them). Best effort: a file that cannot be written is left as it was."""
     lines = [f"{_OWNERS_MAGIC} {boot_id}"]
@@ -348,7 +349,7 @@ def holds(pid: int, fd: str, inode: int) -> bool:
         return False
 
 
-def holder(port: int) -> Listener | None:
+def holder(port: int) -> "Listener | None":
     """The process listening on `port` (TCP or UDP, IPv4 or IPv6), if any, with its argv."""
     if not _LINUX:
         return _psutil_holder(port)
@@ -367,7 +368,7 @@ def holder(port: int) -> Listener | None:
     return Listener(port, sock.proto, sock.family, sock.address(), pid, argv)
 
 
-def _psutil_holder(port: int) -> Listener | None:
+def _psutil_holder(port: int) -> "Listener | None":
     import psutil
 
     try:
@@ -398,12 +399,12 @@ class LazyHolders:
     def __init__(self) -> None:
         self._seen: dict[int, Listener | None] = {}
 
-    def _get(self, port: int) -> Listener | None:
+    def _get(self, port: int) -> "Listener | None":
         if port not in self._seen:
             self._seen[port] = holder(port)
         return self._seen[port]
 
-    def __getitem__(self, port: int) -> Listener:
+    def __getitem__(self, port: int) -> "Listener":
         found = self._get(port)
         if found is None:
             raise KeyError(port)
@@ -412,7 +413,7 @@ class LazyHolders:
     def __contains__(self, port: object) -> bool:
         return isinstance(port, int) and self._get(port) is not None
 
-    def __iter__(self) -> Iterator[int]:
+    def __iter__(self) -> "Iterator[int]":
         return iter([p for p, h in self._seen.items() if h is not None])
 
     def __len__(self) -> int:
