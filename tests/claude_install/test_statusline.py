@@ -120,6 +120,8 @@ def test_start_up_loads_nothing_heavy(project: Path) -> None:
     # the launcher imports the status line from its cached bytecode instead of compiling it
     assert path.endswith("/run_statusline.py")
     assert "| corral.surfaces.claude.statusline" in result.stderr
+    # the JSON reader it shares with the hook is in their package: the hook is not loaded
+    assert "| corral.surfaces.claude.hook" not in result.stderr
 
 
 def test_a_band_is_reused_only_while_nothing_it_shows_changed(

@@ -106,7 +106,7 @@ def records(ledger: str) -> "list[dict[str, Any]]":
     import posix
 
     from corral.lowlevel.record import check
-    from corral.surfaces.claude.hook import parse
+    from corral.surfaces.claude import parse
 
     found = []
     try:
@@ -141,11 +141,21 @@ def supervisor_alive(record: "dict[str, Any]") -> bool:
         except PermissionError:
             return True
         return True
-    info = procfs.proc_stat(pid)
-    if info is None:
+    return _runs(pid, record.get("started_at"))
+
+
+def _runs(pid: int, started: object) -> bool:
+    """`pid` is live (not a zombie) and, when `started` is a start identity, started then.
+    The start ticks are compared as the kernel writes them: no conversion per process."""
+    from corral.lowlevel import procfs
+
+    fields = procfs.read_stat(pid)
+    if fields is None or fields[procfs.STATE] == b"Z":
         return False
-    started = record.get("started_at")
-    return not isinstance(started, str) or started == f"{procfs.boot_id()}:{info[2]}"
+    if not isinstance(started, str):
+        return True
+    boot, _, ticks = started.rpartition(":")
+    return boot == procfs.boot_id() and ticks.encode() == fields[procfs.START]
 
 
 # -- the band -----------------------------------------------------------------------------
@@ -311,7 +321,7 @@ def main(argv: list[str]) -> int:
     try:
         data = _read_all(0)
         from corral.lowlevel import locations
-        from corral.surfaces.claude.hook import parse
+        from corral.surfaces.claude import parse
 
         folder = session_folder(parse(data.decode("utf-8"))) if data.strip() else None
         text = cached_band(folder, locations.home_dir(), hint) if folder else None
