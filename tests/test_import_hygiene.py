@@ -41,7 +41,7 @@ def test_supervisor_imports_only_light_stdlib(corral_home: Path) -> None:
     assert not loaded & {"psutil", "textual", "rich", "starlette", "mcp", "asyncio"}
 
 
-FLOOR = ("locations", "logline", "procfs", "record", "redact", "sockets")
+FLOOR = ("locations", "logline", "procfs", "record", "redact", "sockdiag", "sockets")
 
 
 def test_supervisor_and_floor_import_only_the_floor() -> None:
@@ -156,7 +156,7 @@ def test_the_status_line_loads_no_struct(tmp_path: Path, corral_home: Path) -> N
         modules = _loaded(statusline.command(), json.dumps(data))
     finally:
         corral("stop", "--all", check=True)
-    assert "corral.lowlevel.sockets" in modules and "_socket" in modules
+    assert "corral.lowlevel.sockdiag" in modules and "_socket" in modules
     assert not modules & {"_struct", "struct", "typing"}
 
 

@@ -167,14 +167,15 @@ def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
 
 
 def _listening() -> "dict[int, Any]":
-    """The machine's listening sockets by inode (Linux; elsewhere none are read)."""
+    """The machine's listening sockets by inode, raw (lowlevel.sockdiag: the key of every
+    update; Linux, elsewhere none are read)."""
     from corral.lowlevel import procfs
 
     if not procfs.LINUX:
         return {}
-    from corral.lowlevel import sockets
+    from corral.lowlevel import sockdiag
 
-    return sockets.listening()
+    return sockdiag.listening()
 
 
 def _measured(
@@ -198,7 +199,7 @@ def _measured(
 
         # the jobs' processes, from the kernel's children lists: no walk over /proc
         members = [pid for r in jobs for pid in procfs.descendants(r["pid"])]
-        ports |= {found[inode].port for inode in sockets.owners(found, members)}
+        ports |= {sockets.Socket(*found[inode]).port for inode in sockets.owners(found, members)}
     parts = [f"⚙ {len(jobs)} running"]
     if ports:
         parts.append(" ".join(f":{p}" for p in sorted(ports)))
