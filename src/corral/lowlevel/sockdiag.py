@@ -61,7 +61,11 @@ def diag() -> "dict[int, Raw]":
     found: dict[int, Raw] = {}
     nl = _socket.socket(16, 2, 4)  # AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG
     try:
-        nl.settimeout(2.0)
+        # A receive timeout kept by the kernel (SO_RCVTIMEO: a struct timeval, two C longs):
+        # the socket stays blocking, with no poll() before each send and receive as
+        # settimeout() makes; a dump that never answers ends in an OSError (EAGAIN).
+        width = 8 if sys.maxsize > 1 << 32 else 4
+        nl.setsockopt(1, 20, (2).to_bytes(width, native) + bytes(width))
         for seq, (family, protocol, states, proto, v6) in enumerate(_DIAG_QUERIES, 1):
             # inet_diag_req_v2: family, protocol, ext, pad (bytes), states (u32), id (48)
             request = bytes((family, protocol, 0, 0)) + states.to_bytes(4, native) + bytes(48)

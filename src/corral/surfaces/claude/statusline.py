@@ -57,18 +57,20 @@ def command(hint: str = "/procs", then: str | None = None) -> list[str]:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _read_all(fd: int, size: int = 1 << 20) -> bytes:
-    """Everything left in `fd`; a file known to be shorter than `size` costs one read."""
+def _read_all(fd: int, regular: bool = False) -> bytes:
+    """Everything left in `fd`; a `regular` file shorter than a read costs one read (its
+    short read is its end; a pipe's is not). Reads of 64 kB: a buffer of 128 kB or more
+    is a memory map of its own, mapped and unmapped on every read."""
     import posix
 
     chunks: list[bytes] = []
     while True:
-        chunk = posix.read(fd, size)
+        chunk = posix.read(fd, 1 << 16)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
-        if len(chunk) < size < 1 << 20:
-            return b"".join(chunks)  # a regular file: a short read is its end
+        if regular and len(chunk) < 1 << 16:
+            return b"".join(chunks)
 
 
 def _read_file(path: str) -> bytes:
@@ -76,7 +78,7 @@ def _read_file(path: str) -> bytes:
 
     fd = posix.open(path, posix.O_RDONLY)
     try:
-        return _read_all(fd, 1 << 16)  # a ledger record (a regular file): one read
+        return _read_all(fd, regular=True)  # a ledger record or the cache: one read
     finally:
         posix.close(fd)
 
