@@ -130,34 +130,36 @@ def records(ledger: str) -> "list[dict[str, Any]]":
 
 def supervisor_alive(record: "dict[str, Any]") -> bool:
     """The record's supervisor runs: same pid and start time (boot id and ticks)."""
+    return supervisors_alive([(record["pid"], record.get("started_at"))])
+
+
+def supervisors_alive(jobs: "list[tuple[int, Any]]") -> bool:
+    """Every (pid, started_at) still runs: live (not a zombie), and started then when
+    `started_at` is a start identity. The start ticks are compared as the kernel writes them
+    (no conversion per process), and procfs is imported once for all of them (an import
+    statement in a loop runs importlib's Python on every pass)."""
     from corral.lowlevel import procfs
 
-    pid = record["pid"]
     if not procfs.LINUX:  # no /proc (macOS): the pid alone, good enough for a display
         import posix
 
-        try:
-            posix.kill(pid, 0)
-        except ProcessLookupError:
+        for pid, _ in jobs:
+            try:
+                posix.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                continue
+        return True
+    for pid, started in jobs:
+        fields = procfs.read_stat(pid)
+        if fields is None or fields[procfs.STATE] == b"Z":
             return False
-        except PermissionError:
-            return True
-        return True
-    return _runs(pid, record.get("started_at"))
-
-
-def _runs(pid: int, started: object) -> bool:
-    """`pid` is live (not a zombie) and, when `started` is a start identity, started then.
-    The start ticks are compared as the kernel writes them: no conversion per process."""
-    from corral.lowlevel import procfs
-
-    fields = procfs.read_stat(pid)
-    if fields is None or fields[procfs.STATE] == b"Z":
-        return False
-    if not isinstance(started, str):
-        return True
-    boot, _, ticks = started.rpartition(":")
-    return boot == procfs.boot_id() and ticks.encode() == fields[procfs.START]
+        if isinstance(started, str):
+            boot, _, ticks = started.rpartition(":")
+            if boot != procfs.boot_id() or ticks.encode() != fields[procfs.START]:
+                return False
+    return True
 
 
 # -- the band -----------------------------------------------------------------------------
@@ -217,11 +219,6 @@ def _measured(
 # socket handed from one process to another without a new one being opened.
 
 
-def _alive(counted: str) -> bool:
-    pid, _, started = counted.partition("@")
-    return supervisor_alive({"pid": int(pid), "started_at": started or None})
-
-
 def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
     """`band(folder, <home>/ledger, hint)`, from corral's cache while it still holds."""
     import posix
@@ -236,7 +233,8 @@ def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
     cache = f"{home}/cache/statusline"
     try:
         *kept_key, counted, kept = _read_file(cache).decode("utf-8", "surrogateescape").split("\0")
-        if kept_key == key and all(_alive(job) for job in counted.split() if job):
+        kept_jobs = [job.partition("@") for job in counted.split()]
+        if kept_key == key and supervisors_alive([(int(p), s or None) for p, _, s in kept_jobs]):
             return kept or None
     except (OSError, ValueError):
         pass
