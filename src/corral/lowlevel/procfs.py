@@ -45,7 +45,8 @@ def boot_id() -> str:
     global _BOOT_ID
     if _BOOT_ID is None:
         try:
-            _BOOT_ID = read("/proc/sys/kernel/random/boot_id").decode("ascii", "replace").strip()
+            raw = read("/proc/sys/kernel/random/boot_id", single=True)  # 37 bytes: one read
+            _BOOT_ID = raw.decode("ascii", "replace").strip()
         except OSError:
             _BOOT_ID = "noboot"
     return _BOOT_ID
