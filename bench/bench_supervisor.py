@@ -42,17 +42,27 @@ def median_run(argv: list[str], n: int) -> float:
     return statistics.median(times) * 1000
 
 
-def start_jobs(count: int, launcher: Path = SUPERVISOR) -> list[tuple[str, psutil.Process]]:
+def start_jobs(
+    count: int,
+    launcher: Path = SUPERVISOR,
+    line: str = "sleep 100000",
+    logs: Path | None = None,
+) -> list[tuple[str, psutil.Process]]:
+    """`count` detached jobs; with `logs`, each one's output goes to a file there (which
+    its supervisor watches, logwatch.py)."""
     ledger = Path(os.environ["CORRAL_HOME"]) / "ledger"
     already = len(list(ledger.glob("*.stop")))
     jobs = []
     for _ in range(count):
         token = os.urandom(16).hex()
+        out = open(logs / f"{token}.log", "wb") if logs else subprocess.DEVNULL  # noqa: SIM115
         proc = subprocess.Popen(
-            sup("sleep 100000", token, "--detached", launcher=launcher),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            sup(line, token, "--detached", launcher=launcher),
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
+        if logs:
+            out.close()  # type: ignore[union-attr]
         jobs.append((token, psutil.Process(proc.pid)))
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and len(list(ledger.glob("*.stop"))) < count + already:
@@ -75,6 +85,33 @@ def stop(token: str, proc: psutil.Process) -> float:
     os.close(pidfd)
     proc.wait(5)
     return elapsed * 1000
+
+
+def cpu_percent(jobs: list[tuple[str, psutil.Process]], seconds: float) -> float:
+    time.sleep(1.0)  # past their start-up
+    before = [p.cpu_times() for _, p in jobs]
+    time.sleep(seconds)
+    after = [p.cpu_times() for _, p in jobs]
+    used = [(a.user + a.system) - (b.user + b.system) for a, b in zip(after, before, strict=True)]
+    return float(statistics.mean(used)) / seconds * 100
+
+
+def watched_cpu(line: str, logs: Path, seconds: float) -> float:
+    """CPU per supervisor of 10 jobs running `line` with their output to a watched log."""
+    jobs = start_jobs(10, line=line, logs=logs)
+    try:
+        return cpu_percent(jobs, seconds)
+    finally:
+        for token, proc in jobs:
+            stop(token, proc)  # the whole job, not only its supervisor
+
+
+def watched_start(launcher: Path, logs: Path, token: str) -> float:
+    """One start of `true` whose output goes to a log file (its supervisor watches it)."""
+    with open(logs / "bench.log", "ab") as out:
+        start = time.perf_counter()
+        subprocess.run(sup("true", token, launcher=launcher), stdout=out, stderr=out, check=False)
+        return (time.perf_counter() - start) * 1000
 
 
 def main() -> int:
@@ -120,6 +157,16 @@ def main() -> int:
         row("start overhead, wrapper, line with NAME=value", assign - direct, 25, "ms")
         row("start overhead, wrapper, line with a secret flag", secret - direct, 25, "ms")
         row("start overhead, corral run -c", human - direct, 100, "ms")
+        logs = Path(home) / "logs"
+        logs.mkdir()
+        watched = statistics.median(watched_start(SUPERVISOR, logs, "3" * 32) for _ in range(runs))
+        row("start overhead, wrapper, output to a watched log", watched - direct, 25, "ms")
+        in_place = median_run(sup("true", "4" * 32, "--detached", "--async"), runs)
+        row("start overhead, wrapper, in place of CMD & (--async)", in_place - direct, 25, "ms")
+        writing = watched_cpu("while :; do echo line; sleep 0.1; done", logs, idle_seconds)
+        watching = watched_cpu("echo once; sleep 100000", logs, idle_seconds)
+        row("CPU per job, log watched, job idle", watching, 0.05, "%")
+        row("CPU per job, log watched, job writing 10 lines/s", writing, 0.5, "%")
         row("supervisor resident memory, RSS (max of 10)", rss, 10, "MB")
         row("supervisor proportional memory, PSS (max of 10)", pss, 10, "MB")
     return 0
@@ -132,12 +179,20 @@ def compare(baseline: Path, quick: bool) -> int:
         os.environ["CORRAL_HOME"] = home
         os.environ["SHELL"] = "/bin/bash"
         starts: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
+        watched: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
+        in_place: dict[Path, list[float]] = {SUPERVISOR: [], baseline: []}
         direct: list[float] = []
+        logs = Path(home) / "logs"
+        logs.mkdir()
         for i in range(runs):
             direct.append(median_run(["bash", "-c", "true"], 1))
             for launcher, times in starts.items():
                 times.append(median_run(sup("true", f"{i:032x}", launcher=launcher), 1))
-        figures: dict[Path, tuple[float, float, float]] = {}
+                watched[launcher].append(watched_start(launcher, logs, f"{i + runs:032x}"))
+                async_ = sup("true", f"{i + 2 * runs:032x}", "--detached", "--async",
+                             launcher=launcher)  # fmt: skip
+                in_place[launcher].append(median_run(async_, 1))
+        figures: dict[Path, tuple[float, ...]] = {}
         for launcher in (SUPERVISOR, baseline):
             jobs = start_jobs(5, launcher)
             try:
@@ -149,8 +204,13 @@ def compare(baseline: Path, quick: bool) -> int:
                         proc.kill()
             overhead = statistics.median(starts[launcher]) - statistics.median(direct)
             figures[launcher] = (overhead, latency, rss)
-        names = ("start overhead, wrapper", "stop latency (request -> gone)", "RSS (max of 5)")
-        units = ("ms", "ms", "MB")
+            figures[launcher] += (
+                statistics.median(watched[launcher]) - statistics.median(direct),
+                statistics.median(in_place[launcher]) - statistics.median(direct),
+            )
+        names = ("start overhead, wrapper", "stop latency (request -> gone)", "RSS (max of 5)",
+                 "start overhead, output to a log file", "start overhead, --async")  # fmt: skip
+        units = ("ms", "ms", "MB", "ms", "ms")
         load = os.getloadavg()[0]
         print(f"this tree's supervisor against {baseline} (same run, load {load:.1f})")
         for at, (name, unit) in enumerate(zip(names, units, strict=True)):

@@ -63,7 +63,7 @@ async function ask($: any, method: string, path: string, body?: unknown): Promis
 
 async function connect($: any): Promise<void> {
   const run = await $.process.run([`${$.plugin.root}/bin/corral-daemon`], { timeoutMs: 8000 })
-  const found = /socket (\/\S+)\s*$/.exec(run.stdout || '')
+  const found = /, socket (\/.*?)\s*$/.exec(run.stdout || '') // the path may hold spaces
   state.socket = (run.exitCode === 0 && found && found[1]) || null
 }
 
@@ -114,7 +114,10 @@ function age(seconds: number): string {
 function jobLabel(j: Job): string {
   const ports = j.ports.map((p) => `:${p}`).join(' ') || '-'
   const name = j.name ? ` ${j.name}` : ''
-  return `${j.id.slice(0, 8)}${name}  ${ports}  ${age(j.age_seconds)}  ${j.command}`
+  // a job that ended on its own with an error stays listed until cleared, as in `corral ls`
+  const how = j.state === 'exited' && j.exit_code ? `failed ${j.exit_code}` : j.state
+  const state = j.state === 'running' ? '' : `  (${how})`
+  return `${j.id.slice(0, 8)}${name}  ${ports}  ${age(j.age_seconds)}  ${j.command}${state}`
 }
 
 function looseLabel(p: Loose): string {
@@ -224,12 +227,14 @@ async function drawPane($: any, e: any, next: any): Promise<any> {
     lines.push(h(Text, { bold: true }, `${title} (${rows.length})`))
     if (!rows.length) lines.push(h(Text, { dimColor: true }, '  none'))
     for (const row of rows) {
-      const hotkey = ROW_KEYS[n++]
+      const hotkey = ROW_KEYS[n++] // the first nine rows; Tab and Enter reach every row
+      const stop: Record<string, unknown> = { key: `stop:${row.key}`, onPress: () => press($, 'stop', row) }
+      if (hotkey) stop.hotkey = hotkey
       lines.push(
         h(
           Box,
           { flexDirection: 'row', gap: 1 },
-          h(Button, { key: `stop:${row.key}`, hotkey, onPress: () => press($, 'stop', row) }, 'stop'),
+          h(Button, stop, 'stop'),
           h(
             Button,
             { key: `row:${row.key}`, plain: true, dimColor: state.selected !== row.key, onPress: () => press($, 'select', row) },
@@ -301,6 +306,12 @@ async function supervise($: any, e: any, next: any): Promise<any> {
   }
 }
 
+// The call will not start the job it reserved (refused, or failed): a later start of the same
+// server is judged on its own, not refused as "being started".
+async function withdraw($: any, tokens: string[]): Promise<void> {
+  await ask($, 'POST', '/api/claude/withdraw', { tokens }).catch(() => null)
+}
+
 async function superviseCall($: any, e: any, next: any): Promise<any> {
   const line = e.command
   if (!state.socket || typeof line !== 'string') return next(e)
@@ -317,13 +328,24 @@ async function superviseCall($: any, e: any, next: any): Promise<any> {
   }
   if (answer && answer.action === 'refuse') return { deny: answer.reason }
   if (!answer || answer.action !== 'wrap') return next(e)
-  // A line the rules deny runs as written, so that Claude Code refuses it as it would.
+  // Rewritten only where the decision about the original can follow it exactly: a line
+  // allowed (by a rule or the mode), or one an ask rule puts to a person. A denied line runs
+  // as written so that Claude Code refuses it as it would; so does a line only the mode would
+  // ask about: auto mode's classifier must judge the model's own line, and a mod can ask it
+  // about no other (2.1.332: `$.tool.judge` is not given to mods, a tool.judge input is
+  // pinned). In manual mode the plugin's settings hook still supervises that line.
   const verdict = await $.tool.check({ tool: 'Bash', input: bashInput(e, line) })
-  if (verdict.decision === 'deny') return next(e)
+  if (verdict.decision === 'deny' || (verdict.decision === 'ask' && !verdict.rule)) {
+    await withdraw($, answer.tokens)
+    return next(e)
+  }
   state.rewritten.set(answer.rewritten, line)
   try {
     const result = await next({ ...e, command: answer.rewritten })
-    if (!result || result.deny || result.isError) return result // refused: no job started
+    if (!result || result.deny || result.isError) {
+      await withdraw($, answer.tokens)
+      return result
+    }
     return { ...result, context: [...((result && result.context) || []), answer.context] }
   } finally {
     state.rewritten.delete(answer.rewritten)
@@ -331,18 +353,15 @@ async function superviseCall($: any, e: any, next: any): Promise<any> {
   }
 }
 
-// The decision Claude Code would give the model's own line: its rules and mode judge the
-// original; a classic hook's stricter word about the wrapped line still counts; and an ask
-// that only the mode raised stays the mode's (auto mode's classifier judges the original, see
-// `judge`), while an ask rule stays a person's.
+// The decision Claude Code gives the model's own line: its rules and mode judge the original,
+// and a classic hook's stricter word about the wrapped line still counts.
 async function check($: any, e: any, next: any): Promise<any> {
   const original = e.input && state.rewritten.get(e.input.command)
   if (original === undefined) return next(e)
   const mine = await $.tool.check({ tool: e.tool, input: { ...e.input, command: original } })
   const beneath = await next(e)
   if (beneath.hook && strictness(beneath.decision) > strictness(mine.decision)) return beneath
-  if (mine.decision === 'ask' && !mine.rule && beneath.decision === 'ask' && !beneath.hook) return beneath
-  if (mine.decision === 'ask' && mine.rule) state.asked.set(e.input.command, mine.reason || `${mine.rule} asks`)
+  if (mine.decision === 'ask') state.asked.set(e.input.command, mine.reason || `${mine.rule} asks`)
   return mine
 }
 
@@ -350,13 +369,13 @@ function strictness(decision: string): number {
   return decision === 'deny' ? 2 : decision === 'ask' ? 1 : 0
 }
 
+// Auto mode asks its classifier about a call still in question: for a wrapped line, that is
+// an ask rule's (see `check`), which wants a person, never the classifier (a refusal where
+// nobody can be asked), as it would for the original.
 async function judge($: any, e: any, next: any): Promise<any> {
-  const original = e.input && state.rewritten.get(e.input.command)
-  if (original === undefined) return next(e)
-  // an ask rule wants a person, never the classifier (a refusal where nobody can be asked)
-  const asked = state.asked.get(e.input.command)
-  if (asked !== undefined) return { decision: 'ask', reason: asked }
-  return $.tool.judge({ ...e, input: { ...e.input, command: original } })
+  const asked = e.input && state.asked.get(e.input.command)
+  if (asked === undefined) return next(e)
+  return { decision: 'ask', reason: asked }
 }
 
 // -- session -----------------------------------------------------------------------------------

@@ -94,6 +94,27 @@ describe('/procs', () => {
     expect(actions).toEqual(['stop', 'stop-all', 'clean'])
   })
 
+  test('fifty jobs: every row drawn with its stop button, hotkeys on the first nine', async ($, on) => {
+    const many = Array.from({ length: 50 }, (_, i) => job(`j${String(i).padStart(7, '0')}`, `sleep ${i}`))
+    world(on, {
+      'GET /api/claude/band': () => ({ folder: ROOT, text: null, failed: [] }),
+      'GET /api/claude/procs': () => ({ ...VIEW, session_jobs: many, earlier_jobs: [], unsupervised: [] }),
+    })
+    const { ui } = await openPane($, on)
+    const stops = (await ui.findAll({ type: 'Button' })).filter((b: any) => String(b.key).startsWith('stop:'))
+    expect(stops).toHaveLength(50)
+    expect(stops.filter((b: any) => b.props.hotkey)).toHaveLength(9)
+  })
+
+  test('a failed job is marked in its row', async ($, on) => {
+    world(on, {
+      'GET /api/claude/band': () => ({ folder: ROOT, text: null, failed: [] }),
+      'GET /api/claude/procs': () => ({ ...VIEW, session_jobs: [{ ...job('dddd4444', 'npm test'), state: 'exited', exit_code: 1 }] }),
+    })
+    const { ui } = await openPane($, on)
+    expect((await ui.find({ type: 'Button', key: 'row:dddd4444000000000000000000000000' })).text).toBe('dddd4444  -  2m  npm test  (failed 1)')
+  })
+
   test('where no pane can be placed, the list comes as text', async ($, on) => {
     daemonWith(on)
     on('ui.open', () => ({ value: { isPlaced: false } }))

@@ -2,7 +2,7 @@
 // the routes of src/corral/surfaces/http_claude.py answer (the Python tests pin those).
 import { mock } from 'claude-code/testing'
 
-export const SOCKET = '/run/corral/corral.sock'
+export const SOCKET = '/run/my corral/corral.sock' // a space in it, as a home may have
 export const ROOT = '/work/app'
 export const SESSION = 'sess-1'
 

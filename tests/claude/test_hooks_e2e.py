@@ -241,8 +241,13 @@ def test_the_model_is_told_the_url_of_a_background_server_and_its_log_is_kept(
 ) -> None:
     install(claude)
     port = free_port()
+    # the hook waits 2 s for the port; a server slower than that (a loaded machine) is told
+    # at the next call, which here returns once the port is open
+    wait = f"import socket,time\nwhile socket.socket().connect_ex(('127.0.0.1',{port})):\n"
+    wait += " time.sleep(0.05)"
     script: list[Turn] = [
         bash(f"python3 -m http.server {port} --bind 127.0.0.1", background=True),
+        bash(f'python3 -c "{wait}"'),
         bash("corral stop --all --json"),
         Text("stopped"),
         Text("noted"),  # the background task's notification

@@ -77,7 +77,8 @@ def test_task_mode_output_to_a_file_is_read_in_place(corral_home: Path, tmp_path
     job = next(j for j in corral_json("ls", "--all")["data"] if j["name"] == "task")
     assert job["log"] == str(out)
     assert corral("logs", "task").stdout == "in-file\n"
-    assert not (corral_home / "logs").exists()  # not a byte copied
+    kept = [p.name for p in (corral_home / "logs").iterdir()]
+    assert kept == [f"{job['id']}.times"]  # not a byte copied: only when each was written
 
 
 def test_output_to_a_pipe_keeps_no_log(corral_home: Path) -> None:

@@ -78,3 +78,32 @@ def test_restart_refuses_a_line_it_does_not_know_exactly(corral_home: Path) -> N
     corral("run", "-d", "--name", "secret", "-c", "echo x --password hunter2; exit 1")
     result = corral("restart", "secret")
     assert result.returncode == 1 and "start it again with `corral run`" in result.stderr
+
+
+def test_a_task_mode_job_restarts_detached_and_says_so(corral_home: Path) -> None:
+    """A task-mode job ends with the shell that launched it; `restart` cannot be that shell,
+    so the new job is detached: the answer says so (human and JSON) and `ls` shows it."""
+    import subprocess
+
+    from tests.helpers import LAUNCHER, wait_for
+
+    task = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(LAUNCHER), "--task", "--meta", "name=sleepy", "--",
+         "sleep 60"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: [j for j in corral_json("ls")["data"] if j.get("name") == "sleepy"])
+        human = corral("restart", "sleepy")
+        assert human.returncode == 0, human.stderr
+        assert (
+            "restarted detached: the old job ran in task mode (it ended with the shell that "
+            "launched it); the new one runs until `corral stop sleepy`"
+        ) in human.stdout, human.stdout
+        again = corral_json("restart", "sleepy")["data"]  # now detached: no note
+        assert again["note"] is None and again["start"]["mode"] == "detached", again
+        listed = [j for j in corral_json("ls")["data"] if j["state"] == "running"]
+        assert [j["mode"] for j in listed] == ["detached"], listed
+    finally:
+        corral("stop", "--all")
+        task.wait(timeout=30)

@@ -129,7 +129,7 @@ def test_supervise_wraps_refuses_or_leaves_alone(client: httpx.Client, project: 
     port = free_port()
     line = f"python3 -m http.server {port}"
     ask: dict[str, Any] = {"command": line, "cwd": str(project), "background": True}
-    got = data(client.post("/api/claude/supervise", json=ask))
+    got = first = data(client.post("/api/claude/supervise", json=ask))
     assert got["action"] == "wrap" and locations.runs_corral_program(got["rewritten"])
     assert "corral supervises `python3 -m http.server" in got["context"]
     again = data(client.post("/api/claude/supervise", json={**ask, "command": got["rewritten"]}))
@@ -143,4 +143,10 @@ def test_supervise_wraps_refuses_or_leaves_alone(client: httpx.Client, project: 
     # the first answer reserved the server (as the hook does): a second start is refused
     got = data(client.post("/api/claude/supervise", json=ask))
     assert got["action"] == "refuse" and "being started" in got["reason"], got
+    # until the mod withdraws it (Claude Code refused the rewritten call)
+    assert len(first["tokens"]) == 1
+    assert data(client.post("/api/claude/withdraw", json={"tokens": first["tokens"]}))
+    assert data(client.post("/api/claude/supervise", json=ask))["action"] == "wrap"
+    bad = client.post("/api/claude/withdraw", json={"tokens": ["../x"]})
+    assert bad.status_code == 400
     assert corral_json("ls")["data"] == []

@@ -13,12 +13,21 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "corral logs ID|NAME [-f] [-n N] [--grep REGEX] [--after CURSOR] [--json]"
+    parser.usage = (
+        "corral logs ID|NAME [-f] [-n N] [--since DURATION|TIME] [--grep REGEX] "
+        "[--after CURSOR] [--json]"
+    )
     parser.add_argument("ref", metavar="ID|NAME", help="the job: its name or id (a prefix will do)")
     parser.add_argument(
         "-f", "--follow", action="store_true", help="keep printing what it writes until it ends"
     )
     parser.add_argument("-n", "--lines", type=int, metavar="N", help="only the last N lines")
+    parser.add_argument(
+        "--since",
+        metavar="DURATION|TIME",
+        help="only what it wrote since then: 30s, 5m, 2h, 1d ago, or a local time "
+        "(2026-01-31T14:05, 14:05 today)",
+    )
     parser.add_argument("--grep", metavar="REGEX", help="only lines matching REGEX")
     parser.add_argument(
         "--after",
@@ -45,8 +54,9 @@ def main(args: argparse.Namespace) -> int:
             re.compile(args.grep)
         except re.error as exc:
             raise UsageError(f"--grep: the regex does not compile: {exc}") from None
+    since = None if args.since is None else since_seconds(args.since)
     record = jobs.resolve(args.ref)
-    got = logs.read(record, tail=args.lines, grep=args.grep, after=args.after)
+    got = logs.read(record, tail=args.lines, grep=args.grep, after=args.after, since=since)
     if args.json and not args.follow:
         from corral.core.envelope import dumps
 
@@ -57,6 +67,32 @@ def main(args: argparse.Namespace) -> int:
     if args.follow:
         logs.follow(record, got.cursor, lambda more: _emit(more, args.json), grep=args.grep)
     return 0
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def since_seconds(text: str, now: float | None = None) -> float:
+    """`--since`: a duration ago (`30s`, `5m`, `2h`, `1d`; a bare number is seconds) or a
+    local time (`2026-01-31T14:05[:SS]`, or `14:05[:SS]` today), as Unix seconds."""
+    import time
+    from datetime import datetime
+
+    now = time.time() if now is None else now
+    number, unit = text[:-1], text[-1:]
+    if unit.isdigit():
+        number, unit = text, "s"
+    if unit in _UNITS and number.replace(".", "", 1).isdigit() and number.isascii():
+        return now - float(number) * _UNITS[unit]
+    try:
+        if "T" not in text and " " not in text and text.count(":") in (1, 2):
+            today = datetime.fromtimestamp(now).date().isoformat()
+            return datetime.fromisoformat(f"{today}T{text}").timestamp()
+        return datetime.fromisoformat(text).timestamp()
+    except (ValueError, OverflowError, OSError):  # not a time, or one no clock can hold
+        raise UsageError(
+            f"--since takes a duration (30s, 5m, 2h) or a time (2026-01-31T14:05), not {text!r}"
+        ) from None
 
 
 def _emit(got: LogRead, as_json: bool) -> None:

@@ -77,6 +77,7 @@ FIELDS = {
     "backend": ("text", False),
     "shell": ("text?", False),
     "parent_pid": ("int?", False),
+    "front_pid": ("int?", False),  # in place of `CMD &`: the process `$!` names (front.py)
     "exit_code": ("int?", False),
     "signal": ("int?", False),
     "stop_requested_at": ("number?", False),

@@ -178,10 +178,9 @@ def _unlink(path: str) -> None:
         pass
 
 
-def release(tokens: Collection[str] = ()) -> None:
-    """End at once every reservation held for one of `tokens` (stopped or forgotten jobs),
-    and every one no live process holds (`stop` and `clean` call this): only a start in
-    progress, whose starter still runs, keeps its reservation until its job records itself."""
+def _reservation_files() -> Iterator[tuple[str, object]]:
+    """Each reservation file with what it holds (None: unreadable); litter of failed writes
+    (`.tmp`) is removed on the way."""
     folder = os.path.join(paths.home_dir(), RESERVATIONS)
     try:
         names = os.listdir(folder)
@@ -197,10 +196,28 @@ def release(tokens: Collection[str] = ()) -> None:
             with open(path, encoding="utf-8") as f:
                 data = json.loads(f.read())
         except (OSError, ValueError):
+            data = None
+        yield path, data
+
+
+def release(tokens: Collection[str] = ()) -> None:
+    """End at once every reservation held for one of `tokens` (stopped or forgotten jobs),
+    and every one no live process holds (`stop` and `clean` call this): only a start in
+    progress, whose starter still runs, keeps its reservation until its job records itself."""
+    for path, data in _reservation_files():
+        if not isinstance(data, dict):
             _unlink(path)
             continue
-        held = isinstance(data, dict) and "holder_pid" in data and _holder_alive(data)
+        held = "holder_pid" in data and _holder_alive(data)
         if not held or data.get("token") in tokens:
+            _unlink(path)
+
+
+def withdraw(tokens: Collection[str]) -> None:
+    """End the reservations taken for `tokens` only: their starts will not happen (the agent
+    refused the rewritten line), so a later start of the same job is judged on its own."""
+    for path, data in _reservation_files():
+        if isinstance(data, dict) and data.get("token") in tokens:
             _unlink(path)
 
 

@@ -21,7 +21,6 @@ from corral.adapters.ledger import JobRecord
 from corral.errors import CorralError
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
-_FALLOC_FL_COLLAPSE_RANGE = 0x08
 
 
 class NoLog(CorralError):
@@ -29,6 +28,15 @@ class NoLog(CorralError):
         super().__init__(
             f"job {record.id[:8]} keeps no log: its output went to a terminal or a pipe, not "
             "a file (`corral run -d` keeps one; so does output redirected to a file)"
+        )
+
+
+class NoTimes(CorralError):
+    def __init__(self, record: JobRecord) -> None:
+        super().__init__(
+            f"job {record.id[:8]} has no record of when its output was written (its "
+            "supervisor kept none: the tmux backend, an older corral, or the user's inotify "
+            "instances ran out); --since cannot be answered, -n can"
         )
 
 
@@ -84,16 +92,11 @@ def log_path(record: JobRecord) -> str | None:
     return own if os.path.exists(own) else None
 
 
-def _dropped_file(path: str) -> str:
-    return path[: -len(".log")] + ".dropped" if path.endswith(".log") else path + ".dropped"
-
-
 def dropped_bytes(path: str) -> int:
-    try:
-        with open(_dropped_file(path), "rb") as f:
-            return int(f.read().strip() or b"0")
-    except (OSError, ValueError):
-        return 0
+    """How many of the job's first bytes the size cap dropped from its log."""
+    from corral.lowlevel.joblog import dropped_bytes as dropped
+
+    return dropped(path)
 
 
 def is_own(path: str) -> bool:
@@ -102,64 +105,54 @@ def is_own(path: str) -> bool:
 
 
 def trim(path: str, max_bytes: int | None = None) -> int:
-    """Drop the oldest half of one of corral's logs once it passes `max_bytes` (config
-    `[logs] max_bytes`); return the bytes dropped now. The job keeps appending meanwhile:
-    the file's head is collapsed in place where the file system can (ext4, XFS), so no
-    byte written during the trim is lost; elsewhere the second half is copied forward."""
+    """Drop the oldest bytes of one of corral's logs once it passes `max_bytes` (config
+    `[logs] max_bytes`), keeping the newest half of it; return the bytes dropped now. A
+    running job's supervisor does this as the job writes; readers do it too, for logs no
+    supervisor watches (lowlevel.joblog.trim: one trimmer at a time, nothing the job
+    appends meanwhile is lost)."""
     if not is_own(path):
         return 0
     if max_bytes is None:
         from corral import config
 
         max_bytes = config.log_max_bytes()
+    from corral.lowlevel.joblog import trim as trim_log
+
+    return trim_log(path, max_bytes)
+
+
+def since_offset(record: JobRecord, when: float) -> int:
+    """The cursor from which the job's log holds what it wrote at `when` (Unix seconds) or
+    later (from up to a second earlier: the index's grain). Raises NoTimes when the job
+    has no time index."""
+    from corral.lowlevel.joblog import offset_since, read_times, times_file
+
+    entries = read_times(times_file(corral_logs_dir(), record.id))
+    if entries is None:
+        raise NoTimes(record)
+    path = log_path(record)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        st = os.stat(path) if path else None
     except OSError:
-        return 0
+        st = None
+    if st is not None and when > st.st_mtime:
+        # nothing was written since: the index's grain (the last entry may be older than
+        # the bytes after it) must not hand back lines written before `when`
+        return dropped_bytes(path) + st.st_size if path else 0
+    return offset_since(entries, when)
+
+
+def _line_start(path: str, at: int) -> int:
+    """Where the line holding byte `at` of the file begins (64 KiB back at most)."""
+    back = max(0, at - 65536)
     try:
-        size = os.fstat(fd).st_size
-        if size <= max_bytes:
-            return 0
-        cut = _collapse_head(fd, size // 2)
-        if cut == 0:
-            cut = _copy_forward(fd, size // 2)
-    finally:
-        os.close(fd)
-    if cut:
-        total = dropped_bytes(path) + cut
-        temp = _dropped_file(path) + ".tmp"
-        with open(temp, "w") as f:
-            f.write(str(total))
-        os.replace(temp, _dropped_file(path))
-    return cut
-
-
-def _collapse_head(fd: int, want: int) -> int:
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return 0
-    import ctypes
-
-    block = os.fstatvfs(fd).f_bsize or 4096
-    length = want - want % block
-    if length <= 0:
-        return 0
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    return length if libc.fallocate(fd, _FALLOC_FL_COLLAPSE_RANGE, 0, length) == 0 else 0
-
-
-def _copy_forward(fd: int, want: int) -> int:
-    """Keep the bytes from `want` on (bytes the job appends during the copy may be lost)."""
-    os.lseek(fd, want, os.SEEK_SET)
-    rest = b""
-    while chunk := os.read(fd, 1 << 20):
-        rest += chunk
-    os.ftruncate(fd, 0)
-    os.lseek(fd, 0, os.SEEK_SET)
-    os.write(fd, rest)
-    return want
+        with open(path, "rb") as f:
+            f.seek(back)
+            before = f.read(at - back)
+    except OSError:
+        return at
+    newline = before.rfind(b"\n")
+    return back + newline + 1 if newline >= 0 else (0 if back == 0 else at)
 
 
 def _lines(data: bytes, start: int) -> Iterator[LogLine]:
@@ -179,19 +172,25 @@ def read(
     tail: int | None = None,
     grep: str | None = None,
     after: int | None = None,
+    since: float | None = None,
     redact: bool = False,
     whole: bool | None = None,
 ) -> LogRead:
-    """The job's log as lines with cursors: all of it, the last `tail` lines, or what came
-    after cursor `after`; only lines matching `grep` (a regex). A line still being written
+    """The job's log as lines with cursors: all of it, the last `tail` lines, what came
+    after cursor `after`, or what it wrote since `since` (Unix seconds; see since_offset);
+    only lines matching `grep` (a regex). A line still being written
     (no newline yet) is left for the next read while the job runs (`whole` decides; default:
     whether the job has ended). `redact` hides secret-looking values, for an agent."""
     path = log_path(record)
     if path is None:
         raise NoLog(record)
     trim(path)
+    if since is not None:
+        after = max(after or 0, since_offset(record, since))
     dropped = dropped_bytes(path)
     start = 0 if after is None else max(0, after - dropped)
+    if since is not None and start > 0:
+        start = _line_start(path, start)  # a line the job was writing at that moment
     missed = after is not None and after < dropped
     try:
         with open(path, "rb") as f:
@@ -269,7 +268,7 @@ def follow(
 def remove(job_id: str) -> None:
     """Forget a job's own log (`corral clean`)."""
     folder = corral_logs_dir()
-    for suffix in (".log", ".dropped"):
+    for suffix in (".log", ".dropped", ".times"):
         try:
             os.unlink(os.path.join(folder, job_id + suffix))
         except FileNotFoundError:

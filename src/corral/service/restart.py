@@ -83,9 +83,6 @@ def restart(
     if not outcome.ok:
         refusal = "the old job did not stop; nothing was started"
         return RestartResult(record.id, outcome, StartResult(None, refusal, name=name))
-    note = None
-    if record.mode == "task":
-        note = "a task-mode job was restarted detached (its launching shell is not the caller)"
     result = starting.start(
         line,
         cwd=record.cwd,
@@ -96,4 +93,11 @@ def restart(
         grace=record.grace,
         backend=record.backend if record.backend in ("group", "tmux") else "group",
     )
+    note = None
+    if record.mode == "task" and result.started is not None:
+        ref = name if isinstance(name, str) and name else result.started.id[:8]
+        note = (
+            "restarted detached: the old job ran in task mode (it ended with the shell that "
+            f"launched it); the new one runs until `corral stop {ref}`"
+        )
     return RestartResult(record.id, outcome, result, note)

@@ -194,7 +194,10 @@ def start_detached(
             return started
         warning = started
     read_end, write_end = os.pipe()
-    options = ["--ready-fd", str(write_end)] + ([] if fallback else ["--no-fallback"])
+    from corral import config
+
+    options = ["--ready-fd", str(write_end), "--log-cap", str(config.log_max_bytes())]
+    options += [] if fallback else ["--no-fallback"]
     argv[-2:-2] = options  # before `-- LINE`
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:

@@ -32,6 +32,7 @@ class StartResult:
             "pid": s.pid if s else None,
             "name": self.name,
             "supervised": s.supervised if s else False,
+            "mode": "detached" if s else None,  # every start of this API is detached
             "log": str(s.log) if s else None,
             "backend": s.backend if s else None,
             "tmux": s.tmux if s else None,

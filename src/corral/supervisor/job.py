@@ -8,6 +8,7 @@ import os
 import select
 import time
 
+from corral.lowlevel.joblog import times_file
 from corral.lowlevel.locations import absolute, ensure_private, ledger_dir
 from corral.lowlevel.procfs import process_table, self_identity, start_ticks
 from corral.lowlevel.record import (
@@ -29,10 +30,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal
     from typing import Any
+
+    from corral.supervisor.logwatch import LogWatch
 else:
     import _signal as signal  # the C module: the same functions without the enum wrappers
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 
 
 class Supervisor:
@@ -41,8 +45,6 @@ class Supervisor:
         self.inherited_hup = inherited_hup
         self.in_place: bool = opts["async"]
         self.leads_group = False
-        # In place of `CMD &`, `kill -HUP $!` (USR1, USR2, WINCH) reaches CMD through us.
-        self.forwarded: tuple[int, ...] = ()
         # What the job starts with: default dispositions (issue 2: even for SIGINT and
         # SIGQUIT when we started ignoring them), or, in place of `CMD &`, what the shell
         # gives an asynchronous command (see async_dispositions).
@@ -68,6 +70,11 @@ class Supervisor:
         self.tty_restore_pgrp: int | None = None
         self.original_pgrp = os.getpgrp()
         self.parent_gone_early = False
+        # In place of `CMD &`: the shell that ran it, and the pipe to the front (`$!`, our
+        # parent, see front.py) that exits as CMD does.
+        self.caller_pid = os.getppid()
+        self.front_fd: int | None = None
+        self.log_watch: LogWatch | None = None
         self.record: dict[str, Any] = {}
         self.fifo_path = os.path.join(self.ledger, self.token + ".stop")
 
@@ -160,7 +167,7 @@ class Supervisor:
             "port": self.opts["port"],
             "shell": shell,
             "log": stdout_log(),
-            "parent_pid": os.getppid(),
+            "parent_pid": self.caller_pid,
             "grace": self.grace,
             "created_at": time.time(),
             "state": RUNNING,
@@ -175,6 +182,8 @@ class Supervisor:
                 self.record["digest"] = command_digest(value)
             elif key == "backend" or key not in self.record:
                 self.record[key] = value
+        if self.front_fd is not None:
+            self.record["front_pid"] = os.getppid()
         write_record(self.ledger, self.record)
 
     def spawn(self) -> None:
@@ -186,9 +195,21 @@ class Supervisor:
         # job.
         job_signals = self.job_signals
         inherited_hup = self.inherited_hup
+        # In place of `CMD &`, CMD dies with us (`kill -KILL $!` kills the front, and we
+        # kill CMD then; this covers our own death): what that signal would have done.
+        dies_with_us = self.in_place and PLATFORM_LINUX
+        # A signal the front passes on may come before the job has its own dispositions
+        # (ours ignore SIGHUP): held blocked until then, so it is not lost.
+        held = [signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGWINCH]
+        if self.in_place:
+            signal.pthread_sigmask(signal.SIG_BLOCK, held)
         pid = os.fork()
         if pid == 0:  # the job
             try:
+                if dies_with_us:
+                    libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                    if os.getppid() != self.pid:  # we died before it was set
+                        os._exit(128 + signal.SIGKILL)
                 for sig, disposition in job_signals.items():
                     signal.signal(sig, disposition)
                 signal.signal(signal.SIGHUP, inherited_hup)
@@ -200,6 +221,44 @@ class Supervisor:
             finally:
                 os._exit(127)
         self.child = pid
+        if self.in_place:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        if self.front_fd is not None:
+            self._tell_front(f"pid {pid} {start_ticks(pid) or 0}\n")
+
+    def _tell_front(self, message: str, last: bool = False) -> None:
+        if self.front_fd is None:
+            return
+        try:
+            os.write(self.front_fd, message.encode())
+        except OSError:
+            pass  # the front is gone (`kill -KILL $!`): nobody waits for CMD there
+        if last:
+            os.close(self.front_fd)
+            self.front_fd = None
+
+    def command_lost_its_front(self) -> None:
+        """In place of `CMD &`, the front (`$!`) died before CMD ended: only a signal that
+        cannot be caught does that, and without corral it would have killed CMD."""
+        if self.child_status is None:
+            os.kill(self.child, signal.SIGKILL)  # unreaped: the pid is still CMD's
+
+    def watch_log(self) -> None:
+        """Keep the job's log's time index, and its size cap when the log is corral's own
+        (logwatch.py); a log that cannot be watched is left as it is."""
+        log_file = self.record.get("log")
+        if not (PLATFORM_LINUX and log_file):
+            return
+        logs = os.path.join(os.path.dirname(self.ledger), "logs")
+        own = os.path.dirname(log_file) == logs
+        try:
+            from corral.supervisor.logwatch import LogWatch
+
+            ensure_private(logs)
+            times = times_file(logs, self.token)
+            self.log_watch = LogWatch(log_file, times, self.opts["log_cap"] if own else None)
+        except (ImportError, AttributeError, OSError) as exc:
+            log(self.ledger, f"cannot watch the job's log: {exc}")
 
     def move(self, state: str) -> None:
         """Set the record's state, checked against the floor's transition table (raises
@@ -297,6 +356,8 @@ class Supervisor:
             except ChildProcessError:
                 return True
             if pid == 0:
+                if self.child_status is not None:  # CMD ended, what it left runs on
+                    self._tell_front(f"status {self.child_status}\n", last=True)
                 return False
             if pid == self.child:
                 self.child_status = status
@@ -317,20 +378,31 @@ class Supervisor:
         poller.register(fifo, select.POLLIN)
         if parent_fd is not None:
             poller.register(parent_fd, select.POLLIN)
+        watch = self.log_watch
+        if watch is not None:
+            poller.register(watch.fd, select.POLLIN)
         if self.reap():
             return
         while True:
             timeout = None
-            if self.kill_at is not None:
-                timeout = max(0, int((self.kill_at - time.monotonic()) * 1000) + 1)
+            look_at = watch.look_at if watch is not None else None
+            wake_at = [at for at in (self.kill_at, look_at) if at is not None]
+            if wake_at:
+                timeout = max(0, int((min(wake_at) - time.monotonic()) * 1000) + 1)
             events = poller.poll(timeout)
+            if watch is not None and look_at is not None and time.monotonic() >= look_at:
+                watch.look()
+                if watch.armed:
+                    poller.register(watch.fd, select.POLLIN)
             for fd, _ in events:
-                if fd == rfd:
+                if watch is not None and fd == watch.fd:
+                    if watch.armed:
+                        watch.grew()
+                        poller.unregister(watch.fd)
+                elif fd == rfd:
                     for byte in os.read(rfd, 512):
                         if byte in (signal.SIGTERM, signal.SIGINT):
                             self.request_stop(byte)
-                        elif byte in self.forwarded and self.child_status is None:
-                            os.kill(self.child, byte)  # unreaped: the pid is still the job's
                 elif fd == fifo:
                     try:
                         data = os.read(fifo, 512)
@@ -340,7 +412,9 @@ class Supervisor:
                         self.request_stop(signal.SIGTERM)
                 elif fd == parent_fd:
                     poller.unregister(parent_fd)
-                    if self.opts["mode"] == "task":
+                    if self.front_fd is not None:
+                        self.command_lost_its_front()
+                    elif self.opts["mode"] == "task":
                         self.request_stop(signal.SIGTERM)
             if self.kill_at is not None and time.monotonic() >= self.kill_at:
                 self.kill_everything()
@@ -351,6 +425,8 @@ class Supervisor:
                 self.kill_everything()
 
     def finish(self) -> int:
+        if self.log_watch is not None:
+            self.log_watch.close()
         status = self.child_status if self.child_status is not None else 0
         code = os.waitstatus_to_exitcode(status)
         if self.stop_signal is not None:
@@ -372,6 +448,8 @@ class Supervisor:
             os.unlink(self.fifo_path)
         except OSError:
             pass
+        if self.child_status is not None:  # nothing of the job is left: we end with CMD
+            self._tell_front(f"done {self.child_status}\n", last=True)
         if self.tty_restore_pgrp is not None:
             self._set_foreground(self.tty_restore_pgrp)
         return code

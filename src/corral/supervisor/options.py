@@ -25,12 +25,14 @@ def parse(argv: list[str]) -> dict[str, Any]:
         "identity": None,
         "port": None,
         "ready_fd": None,
+        "log_cap": None,
         "meta": [],
         "async": False,
         "fallback": True,
         "startup": False,
     }
-    valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd"}
+    valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd",
+              "--log-cap"}  # fmt: skip
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -63,7 +65,7 @@ def parse(argv: list[str]) -> dict[str, Any]:
         raise Usage("missing -- LINE")
     try:
         opts["grace"] = float(opts["grace"])
-        for key in ("port", "ready_fd"):
+        for key in ("port", "ready_fd", "log_cap"):
             text = opts[key]
             if text is not None:
                 if not (text.isascii() and text.isdigit()):

@@ -2,8 +2,8 @@
 
 usage: python3 -I -S launcher.py [--job TOKEN] [--task | --detached] [--async]
            [--session ID] [--grace SECONDS] [--ledger DIR] [--identity DIGEST]
-           [--port N] [--ready-fd FD] [--meta KEY=VALUE ...] [--no-fallback]
-           [--shell-startup] -- LINE
+           [--port N] [--ready-fd FD] [--log-cap BYTES] [--meta KEY=VALUE ...]
+           [--no-fallback] [--shell-startup] -- LINE
 
 Runs LINE unchanged with the user's shell ($SHELL if bash or zsh, else /bin/sh) in a new
 process group that this program leads, records the job in the ledger folder
@@ -19,7 +19,10 @@ job is gone; then it records how the job ended and exits with the line's exit st
                    (SIGINT and SIGQUIT ignored by a non-interactive shell, what the shell
                    ignores); a SIGINT or SIGQUIT we were started ignoring stays ignored,
                    SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH are passed on to the job's first
-                   process. The whole job is still stopped (every descendant, one by one)
+                   process. The whole job is still stopped (every descendant, one by one).
+                   The process started (`$!`) stands for the command: it exits as the
+                   command does, while a process it forks supervises the job to its end
+                   (front.py)
   --session ID     the agent session that owns the job (default: $CORRAL_SESSION,
                    then $CLAUDE_CODE_SESSION_ID)
   --grace SECONDS  time between SIGTERM and SIGKILL when stopping (default 3)
@@ -28,6 +31,8 @@ job is gone; then it records how the job ended and exits with the line's exit st
   --identity D     the job's identity digest for duplicate checks (from the line reader)
   --port N         the port the line asks for (from the line reader)
   --ready-fd FD    write "ok" to FD once the job is started, then close it
+  --log-cap BYTES  when the job's output goes to one of corral's own logs, drop its oldest
+                   bytes whenever it passes BYTES (the newest half is kept)
   --meta KEY=VALUE add a text field to the job's record (repeatable; may set `backend`,
                    and `command`: the agent's command when LINE wraps it)
   --no-fallback    if the job cannot be supervised, run nothing: write "fail REASON" to
@@ -53,9 +58,10 @@ import sys
 
 from corral.lowlevel.locations import supervisor_argv
 from corral.lowlevel.shells import caller_environment, user_shell
+from corral.supervisor import front
 from corral.supervisor.job import Supervisor
 from corral.supervisor.options import Usage, parse
-from corral.supervisor.signals import exit_like
+from corral.supervisor.signals import exit_like, to_catch
 from corral.supervisor.system import log, release_stdio
 
 # Start-up is this program's budget: typing, json and re cost milliseconds to import, so
@@ -102,24 +108,32 @@ def main(argv: list[str] | None = None) -> int:
     ready_fd: int | None = opts["ready_fd"]
     if ready_fd is not None:
         os.set_inheritable(ready_fd, False)  # the job must not hold the caller's wait open
+    caught, forwarded = to_catch(sup.in_place, sup.job_signals, inherited_hup)
+    blocked = [*caught, *forwarded, signal.SIGHUP]
+    if sup.in_place:  # we are `$!`: fork the keeper, stand for CMD (front.py)
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # none lost across the fork
+        reader, writer = os.pipe2(os.O_CLOEXEC)
+        keeper = os.fork()
+        if keeper:
+            os.close(writer)
+            handled = tuple(sig for sig in caught if sig != signal.SIGCHLD) + forwarded
+            status = front.run(keeper, reader, handled, forwarded)
+            return exit_like(os.waitstatus_to_exitcode(status))
+        os.close(reader)
+        sup.front_fd = writer
+        sup.pid = os.getpid()
     # Every signal we handle lands in the wakeup pipe from now on, so none is lost before
     # the event loop starts reading it.
     rfd, wfd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGQUIT):
-        kept = sup.in_place and sig in (signal.SIGINT, signal.SIGQUIT)
-        if kept and sup.job_signals[sig] == signal.SIG_IGN:
-            continue  # in place of `CMD &`: what the shell made CMD ignore, we ignore too
+    for sig in caught:
         signal.signal(sig, lambda *_: None)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for sig in forwarded:  # the front passes these on to CMD; here they change nothing
+        if sig != signal.SIGHUP:
+            signal.signal(sig, lambda *_: None)
     if sup.in_place:
-        found = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGUSR2)}
-        found[signal.SIGWINCH] = signal.getsignal(signal.SIGWINCH)
-        found[signal.SIGHUP] = inherited_hup  # under nohup, CMD ignores it as we do
-        for sig, disposition in found.items():
-            if disposition != signal.SIG_IGN:
-                signal.signal(sig, lambda *_: None)
-                sup.forwarded += (sig,)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
     try:
         sup.lead_group()
         fifo = sup.open_ledger()
@@ -140,15 +154,20 @@ def main(argv: list[str] | None = None) -> int:
             os.close(ready_fd)
         return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup, sup.job_signals)
     sup.become_subreaper()
-    parent_fd = sup.watch_parent() if opts["mode"] == "task" else None
+    watched = opts["mode"] == "task" or sup.front_fd is not None
+    parent_fd = sup.watch_parent() if watched else None
     sup.spawn()
     if sup.parent_gone_early:
-        sup.request_stop(signal.SIGTERM)
+        if sup.front_fd is not None:
+            sup.command_lost_its_front()
+        else:
+            sup.request_stop(signal.SIGTERM)
     if ready_fd is not None:
         try:
             os.write(ready_fd, f"ok {sup.token}\n".encode())
         finally:
             os.close(ready_fd)
+    sup.watch_log()  # after the start: the job and its caller do not wait for it
     release_stdio()
     sup.give_back_memory()
     sup.loop(rfd, fifo, parent_fd)

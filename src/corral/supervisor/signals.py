@@ -44,6 +44,26 @@ def async_dispositions() -> dict[int, Any]:
     return found
 
 
+def to_catch(
+    in_place: bool, job_signals: dict[int, Any], inherited_hup: Any
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The signals the supervisor catches, and (in place of `CMD &`) those that go on to CMD:
+    SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH, unless we were started ignoring them (nohup)."""
+    caught: tuple[int, ...] = ()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGQUIT):
+        kept = in_place and sig in (signal.SIGINT, signal.SIGQUIT)
+        if kept and job_signals[sig] == signal.SIG_IGN:
+            continue  # in place of `CMD &`: what the shell made CMD ignore, we ignore too
+        caught += (sig,)
+    forwarded: tuple[int, ...] = ()
+    if in_place:
+        found = {sig: signal.getsignal(sig) for sig in (signal.SIGUSR1, signal.SIGUSR2)}
+        found[signal.SIGWINCH] = signal.getsignal(signal.SIGWINCH)
+        found[signal.SIGHUP] = inherited_hup  # under nohup, CMD ignores it as we do
+        forwarded = tuple(sig for sig, how in found.items() if how != signal.SIG_IGN)
+    return caught, forwarded
+
+
 def exit_like(code: int) -> int:
     """Our exit status for the job's: a job killed by a signal kills us by the same one,
     so the caller sees what it would have seen without corral (except "core dumped": we

@@ -26,27 +26,12 @@ def log(ledger: str, message: str) -> None:
         pass
 
 
-def libc_call(name: str, *args: int) -> tuple[int, int]:
-    """Call a C library function of int arguments: (its int result, errno after it).
+def libc_call(name: str, *args: Any) -> tuple[int, int]:
+    """Call a C library function (lowlevel.libc: without the ctypes package): its int result
+    and errno after it."""
+    from corral.lowlevel import libc
 
-    The bare `_ctypes` module, not the `ctypes` package: a sixth of its start-up time and
-    half of its memory (no struct, no types, no Python-level wrappers)."""
-    import _ctypes
-
-    c: Any = _ctypes  # the stubs type these for the ctypes package's wrappers only
-
-    class CInt(c._SimpleCData):  # type: ignore[misc]
-        _type_ = "i"
-
-    class Function(c.CFuncPtr):  # type: ignore[misc]
-        _flags_ = c.FUNCFLAG_CDECL | c.FUNCFLAG_USE_ERRNO
-        _restype_ = CInt
-
-    class Libc:
-        _handle = c.dlopen(None, getattr(os, "RTLD_LOCAL", 0))
-
-    result = Function((name, Libc))(*args)
-    return int(result), int(_ctypes.get_errno())
+    return libc.call(name, *args)
 
 
 def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:

@@ -372,7 +372,7 @@ def create_app(
             checked=_checked,
             body_of=_body,
             bad=BadRequest,
-            recent=lambda: warm.recent(REFRESH),  # the band: the warm state, no refresh
+            recent=lambda: warm.recent(REFRESH),  # /procs: the warm snapshot when fresh enough
             seen=warm.seen,
             pending=pending,
             woken=warm.wake.set,

@@ -3,9 +3,10 @@ the `/procs` pane and its actions, a job's last lines, what a session is told, t
 policy and the supervision of a Bash call. Each one calls the service API; nothing here
 computes a fact a second way.
 
-The band is asked every ~2 s by every session, so its answer is kept per folder until the
-ledger folder changes (every start, stop and end of a job renames a file there) or a second
-passes: a port that opens shows that much later at most, as in the status line.
+The band is asked every ~2 s by every session: the request gets the answer kept for its
+folder at once (one socket round trip, no thread, no /proc read) and the answer is read again
+in the background; a change of the ledger folder (every start, stop and end of a job renames
+a file there) is read before answering (`Band`). `bench/bench_mod.py` measures both.
 """
 
 from __future__ import annotations
@@ -271,8 +272,24 @@ def routes(
             raise bad('"background" must be a boolean and "prefix" a string')
         return reply(await asyncio.to_thread(supervise, line, cwd, background, prefix))
 
+    async def post_withdraw(request: Request) -> JSONResponse:
+        data = await body_of(request)
+        fields(data, {"tokens"})
+        tokens = data.get("tokens")
+        if (
+            not isinstance(tokens, list)
+            or not 0 < len(tokens) <= 100
+            or not all(isinstance(t, str) and t.isalnum() and len(t) <= 64 for t in tokens)
+        ):
+            raise bad('"tokens" must be a list of the job tokens `supervise` answered')
+        from corral.service import admission
+
+        await asyncio.to_thread(admission.withdraw, tokens)
+        return reply({"withdrawn": tokens})
+
     return [
         Route("/api/claude/band", checked(get_band), methods=["GET"]),
+        Route("/api/claude/withdraw", checked(post_withdraw), methods=["POST"]),
         Route("/api/claude/procs", checked(get_procs), methods=["GET"]),
         Route("/api/claude/procs", checked(post_procs), methods=["POST"]),
         Route("/api/claude/briefing", checked(get_briefing), methods=["GET"]),
@@ -287,7 +304,8 @@ def supervise(line: str, cwd: str, background: bool, prefix: str) -> dict[str, A
     model `context`), `refuse` (a duplicate or a held port: `reason`), or `none` (run it as
     written: corral's shell prefix supervises it at execution, corral's wrapper is already
     there, or the line starts nothing to supervise). The mod asks Claude Code's permission
-    check about the original line itself, before and after the rewrite."""
+    check about the original line itself, before and after the rewrite; a wrap's `tokens`
+    hold its reservations, which the mod withdraws when Claude Code refuses the call."""
     from corral.lowlevel import locations
     from corral.service.hooks import admit_line, started_context
     from corral.surfaces.claude import notes
@@ -307,9 +325,12 @@ def supervise(line: str, cwd: str, background: bool, prefix: str) -> dict[str, A
     if decision.action == "refuse" and decision.refusal:
         return {"action": "refuse", "reason": decision.refusal}
     if decision.action == "wrap" and decision.rewritten:
+        from corral.core.shell.decision import reservations
+
         return {
             "action": "wrap",
             "rewritten": decision.rewritten,
             "context": started_context(decision),
+            "tokens": sorted({token for _, token in reservations(decision)}),
         }
     return {"action": "none", "why": "nothing to supervise"}

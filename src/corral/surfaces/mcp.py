@@ -246,9 +246,8 @@ class Tools:
             return _result(data, f"not restarted: {start.refusal}", [str(start.refusal)])
         r = start.readiness
         state = "ready: " + str(r.url) if r and r.ready and r.url else (r.reason if r else "")
-        return _result(
-            data, f"restarted as {start.started.id[:8]} (pid {start.started.pid}) {state}"
-        )
+        text = f"restarted as {start.started.id[:8]} (pid {start.started.pid}) {state}"
+        return _result(data, f"{text}\n{result.note}" if result.note else text)
 
     def line_explain(self, line: str, cwd: str | None, background: bool) -> CallToolResult:
         from corral.core.shell.plan import explain_json

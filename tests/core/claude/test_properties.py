@@ -65,6 +65,8 @@ RULE_FORMS = ["Bash({}:*)", "Bash({} *)", "Bash({}*)", "Bash({})"]
 CARRIERS = [
     "{}", "cd web && {}", "{} | grep x", "PORT=3000 {}", "{} > /dev/null 2>&1 &", "nohup {}",
     "timeout 5 {}", "/usr/bin/{}", "bash -c '{}'", "true; {}", "{} || true", "echo a\n{}",
+    "({} &); sleep 1", "{{ {} & }}; wait", "( cd web && {} & wait )", "setsid {} & sleep 1",
+    "{{ true; {}; }} > /dev/null &", "(setsid {} &)",
 ]  # fmt: skip
 
 

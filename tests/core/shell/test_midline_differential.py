@@ -8,8 +8,9 @@ The backgrounded commands here are made long runners through the user's own patt
 under bash (zsh too when it is installed); all of them at once on a few threads.
 
 One difference is by design and masked: when the job dies of a signal bash reports
-(`line 1: 4242 Hangup   CMD`), the notice names the command `$!` ran, which is now the
-supervisor's command line; its pid and that text are replaced by placeholders.
+(`line 1: 4242 Hangup   CMD`), the notice names the command as the line has it, which is
+now the supervisor's command line; its pid and that text are replaced by placeholders
+(test_bashs_signal_notice_differs_only_by_the_command_text pins the exact text).
 """
 
 from __future__ import annotations
@@ -96,8 +97,14 @@ MULTI = [
     "read x < r; kill -HUP $!; wait $!; echo rc=$?",
     "mkfifo r; sh -c 'trap \"echo usr1; exit 5\" USR1; echo > r; while :; do sleep 0.05; done' "
     "& read x < r; kill -USR1 $!; wait $!; echo rc=$?",
-    "mkfifo r; sh -c 'echo > r; sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    "mkfifo r; sh -c 'echo > r; exec sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
     "sh -c 'exit 1' & wait $! || echo failed-as-expected",
+    # `wait $!` returns when the command exits, not when what it left running does
+    "sh -c '(sleep 0.5; echo late) & echo main' & wait $!; echo waited=$?",
+    "sh -c '(sleep 0.5; echo late) & exit 6' & wait; echo all=$?",
+    # `kill -KILL $!` kills the command, not only what runs in its place
+    "mkfifo r; sh -c 'echo > r; exec sleep 5' > /dev/null & read x < r; kill -KILL $!; "
+    "wait $!; echo rc=$?",
 ]
 
 
@@ -195,3 +202,29 @@ def test_what_the_shell_ignores_the_job_ignores_too(corral_home: Path) -> None:
         )  # fmt: skip
         seen.append(done.stdout)
     assert seen[0] == seen[1] == b"SigIgn:\t0000000001001006\n"  # INT, QUIT, PIPE, XFSZ
+
+
+def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path) -> None:
+    """bash reports a background job killed by a signal (other than TERM, INT or PIPE) with
+    the job's command as the line it read has it: after the rewrite, the supervisor's
+    command line, ending with the command, quoted, and its redirections. Nothing run later
+    can change the text the calling shell prints; the rest of the notice (line, `$!`,
+    signal name) and the exit status are as without corral."""
+    line = "sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    decision = decide(
+        line, background=False, cwd="/", home="/", wrapper=WRAPPER, extra_runners=EXTRA
+    )
+    assert decision.rewritten is not None and len(decision.in_place) == 1
+    moved = decision.in_place[0].text
+    notices = []
+    for text in (line, decision.rewritten):
+        out, err, _ = _run("/bin/bash", f"{text}; echo bang=$p", env, corral_home / "work")
+        assert out.startswith(b"rc=129\n"), (out, err)
+        bang = out.split(b"bang=")[1].strip()
+        notices.append(re.sub(rb": +" + bang + rb" ", b": $! ", err))  # bash pads the pid
+    as_written, rewritten = notices
+    padded = b"/bin/bash: line 1: $! Hangup                  "
+    assert as_written == padded + b"sh -c 'exec sleep 5' > /dev/null\n"
+    assert rewritten == padded + moved.encode() + b" > /dev/null\n"
+    assert moved.endswith(" --async -- 'sh -c '\\''exec sleep 5'\\'''")  # the command, quoted

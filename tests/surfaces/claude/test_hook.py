@@ -401,6 +401,40 @@ def test_post_tool_use_finds_a_job_supervised_without_a_rewrite(tmp_path: Path) 
         stop_all()
 
 
+def test_a_server_slow_to_open_its_port_is_told_at_a_later_call_once(tmp_path: Path) -> None:
+    """The hook does not hold the agent while a server starts: PostToolUse answers after a
+    short wait, and the URL comes with the next PostToolUse of the session, once."""
+    from corral.surfaces.claude import started
+
+    port = free_port()
+    slow = f"sleep {started.SERVER_WAIT + 1.5}; exec python3 -m http.server {port} --bind 127.0.0.1"
+    line = f"python3 -c pass --port {port}; sh -c '{slow}'"
+    command, shell = _start_wrapped(line, tmp_path)
+    try:
+        first = answer(_post(command, tmp_path))["additionalContext"]
+        assert f"opened no port yet (waited {started.SERVER_WAIT:g} s)" in first, first
+        assert "corral will tell its URL after a later tool call" in first, first
+        later = payload("echo hi", tmp_path)
+        later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
+        wait_for(lambda: listening(port), what="the server's port")
+        other = {**later, "session_id": "another-session", "tool_use_id": "toolu_2"}
+        assert run_hook("post-tool-use", other).stdout == ""  # not that session's
+        told = answer(run_hook("post-tool-use", {**later, "tool_use_id": "toolu_3"}))
+        assert f"is ready at http://localhost:{port}" in told["additionalContext"], told
+        again = run_hook("post-tool-use", {**later, "tool_use_id": "toolu_4"})
+        assert again.stdout == ""  # once
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 @pytest.mark.parametrize("source", ["compact", "resume"])
 def test_session_start_after_compact_or_resume_retells_the_sessions_own_jobs(
     tmp_path: Path, source: str

@@ -57,3 +57,29 @@ def test_the_in_place_path_loads_nothing_heavy(tmp_path: Path) -> None:
     heavy = {"dataclasses", "inspect", "ast", "logging", "pathlib", "urllib.parse", "ipaddress",
              "platformdirs", "tomllib", "psutil", "subprocess", "asyncio"}  # fmt: skip
     assert not heavy & modules
+
+
+def test_subshell_group_and_setsid_shapes_are_rewritten(tmp_path: Path) -> None:
+    """The permission check reads these shapes (their commands match rules as any line's),
+    so the hook rewrites the server in them; a deny rule on it still leaves it to Claude."""
+    shapes = {  # the line -> what the supervisor is given
+        "({} &); sleep 1": "{}",
+        "{{ {} & }}; sleep 1": "{}",
+        "setsid {} & sleep 1": "setsid {}",
+        "( cd web && {} & wait )": "cd web && {}",
+    }
+    for at, (shape, moved) in enumerate(shapes.items()):
+        server = f"python3 -m http.server {free_port()}"
+        line = shape.format(server)
+        folder = tmp_path / str(at)  # each in a folder of its own: none is a duplicate
+        folder.mkdir()
+        result = answer(run_hook("pre-tool-use", payload(line, folder)))
+        command = result["updatedInput"]["command"]
+        assert f"--async -- '{moved.format(server)}' &" in command, (line, command)
+        assert "permissionDecision" not in result
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(python3 -m http.server:*)"]}}))
+    server = f"python3 -m http.server {free_port()}"
+    denied = run_hook("pre-tool-use", payload(f"({server} &); sleep 1", tmp_path))
+    assert (denied.returncode, denied.stdout) == (0, ""), denied.stdout

@@ -14,6 +14,11 @@ past a deny or ask rule written for the original line. The hook asks this module
 - UNSURE: corral cannot be certain (unreadable line or settings, unknown rule syntax or
   mode, a rule that might match): leave the line untouched.
 
+Subshells, { …; } groups and a leading `setsid` are read with the mid-line reader: their
+simple commands are matched as any line's, so deny and ask rules are followed exactly as
+elsewhere; an allow rule other than `Bash`/`Bash(*)` never allows such a line (how Claude
+reads those constructs for allowing was not checked), which then asks as it would have.
+
 Two matchers: a precise one (a subset of Claude's matching: only forms checked against the
 real CLI) decides DENY, ASK and ALLOW; a broad one (a superset: every literal piece of the
 rule appears in the line at a word boundary) turns a possible deny or ask into UNSURE.
@@ -27,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from functools import cache
 
-from corral.core.shell.parse import Command, Script, Unreadable, read
+from corral.core.shell.parse import Command, Pipeline, Script, Statement, Unreadable, read
 from corral.lowlevel.named import NamedTuple
 
 
@@ -193,8 +198,11 @@ def _verdict(
 ) -> Verdict:
     if rules.unsure is not None or mode not in MODES:
         return Verdict.UNSURE
-    script = read(line)
-    if isinstance(script, Unreadable):
+    script: Script | Unreadable | None = read(line)
+    grouped = isinstance(script, Unreadable)
+    if grouped:
+        script = _grouped(line)
+    if not isinstance(script, Script):
         return Verdict.UNSURE
     source = line.encode("utf-8")
     subs = [_sub(c, source) for s in script.statements for p in s.pipelines for c in p.commands]
@@ -211,7 +219,8 @@ def _verdict(
         return Verdict.DENY if mode == "dontAsk" else Verdict.ASK
     if any(_possible(rule, folded) for rule in rules.ask):
         return Verdict.UNSURE
-    if _all_allowed(script, subs, source, rules.allow, cd_inside):
+    allow = tuple(r for r in rules.allow if r.kind is Kind.ALL) if grouped else rules.allow
+    if _all_allowed(script, subs, source, allow, cd_inside):
         # In plan mode an allow rule runs the line, but a hook's "allow" does not (checked):
         # the rewrite would go to the classifier instead.
         return Verdict.UNSURE if mode == "plan" else Verdict.ALLOW
@@ -220,6 +229,20 @@ def _verdict(
     if mode != "bypassPermissions" and any(_may_allow(r, rewritten) for r in rules.allow):
         return Verdict.UNSURE
     return Verdict.NONE
+
+
+def _grouped(line: str) -> Script | None:
+    """The line's simple commands when it holds subshells, groups or `setsid` (the mid-line
+    reader's subset), one statement each; None when it cannot be read with certainty."""
+    from corral.core.shell.midline import read_background
+
+    found = read_background(line, "/", "/")  # folders do not matter to rules
+    if isinstance(found, Unreadable):
+        return None
+    statements = tuple(
+        Statement((Pipeline((p.command,)),), p.background, None) for p in found.placed
+    )
+    return Script(statements, len(line.encode("utf-8")))
 
 
 def _sub(command: Command, source: bytes) -> _Sub:

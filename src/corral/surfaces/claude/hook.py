@@ -142,6 +142,16 @@ def log(home: str, message: str) -> None:
     logline.line("hook", message)
 
 
+def _servers_pending(home: str) -> bool:
+    """Whether a server started earlier still awaits its URL (started.py): one stat."""
+    import os
+
+    try:
+        return bool(os.listdir(home + "/hook-pending"))  # started.PENDING_FOLDER
+    except OSError:
+        return False
+
+
 def _notify(home: str, phase: str, payload: "dict[str, Any]") -> None:
     """Tell a running daemon that a tool call started or ended (it refreshes faster)."""
     from corral.service import activity
@@ -248,12 +258,21 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
         response = payload.get("tool_response")
         if not isinstance(response, dict):
             return None
-        if not response.get("backgroundTaskId") and not response.get("timedOutAfterMs"):
-            return None
-        if not first_copy(home, event, payload):
-            return None
         tool_input = payload.get("tool_input")
         command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        session = payload.get("session_id")
+        session = session if isinstance(session, str) and session else None
+        pending = session is not None and _servers_pending(home)
+        if not response.get("backgroundTaskId") and not response.get("timedOutAfterMs"):
+            if not pending or not first_copy(home, event, payload):
+                return None
+            _site()
+            _pin_home(home)
+            from corral.surfaces.claude import started
+
+            return started.answer(None, session)  # a URL that became known meanwhile
+        if not first_copy(home, event, payload):
+            return None
         if isinstance(command, str) and rewritten_by_corral(command):
             if not response.get("backgroundTaskId"):
                 return None  # corral's own job: its supervisor already records it
@@ -261,7 +280,7 @@ def answer(event: str, payload: "Any", home: str) -> str | None:
             _pin_home(home)
             from corral.surfaces.claude import started
 
-            return started.answer(command)  # its URL once known, or how it crashed
+            return started.answer(command, session)  # its URL once known, or how it crashed
     _site()
     _pin_home(home)
     from corral.surfaces.claude import events

@@ -1,5 +1,9 @@
 """PostToolUse for a background job corral's hook wrapped: tell the model, once known, the
-URL the server serves on, or that it crashed at start and with which last lines."""
+URL the server serves on, or that it crashed at start and with which last lines.
+
+The hook must not hold the agent while a server starts: it waits SERVER_WAIT at most. A
+server with no port open by then is noted as pending (`<home>/hook-pending/<id>`, holding
+the session), and the next PostToolUse of that session tells its URL (or its crash) once."""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ import json
 import time
 from typing import Any
 
-SERVER_WAIT = 10.0  # seconds the hook waits for a known server's port before answering
+SERVER_WAIT = 2.0  # seconds the hook waits for a known server's port before answering
+PENDING_FOR = 600.0  # a server still without a port after this long is no longer awaited
 RECORD_WAIT = 2.0  # the supervisor records the job within milliseconds of its start
 _STEP = 0.02
 
@@ -21,7 +26,7 @@ def token_of(command: str) -> str | None:
     return token if len(token) == 32 and set(token) <= set("0123456789abcdef") else None
 
 
-def note(command: str, wait: float = SERVER_WAIT) -> str | None:
+def note(command: str, session: str | None = None, wait: float = SERVER_WAIT) -> str | None:
     """The additionalContext for the job `command` (a line the hook rewrote) started (None:
     nothing worth saying)."""
     from corral.service.names import all_records
@@ -34,7 +39,7 @@ def note(command: str, wait: float = SERVER_WAIT) -> str | None:
         if time.monotonic() > deadline:
             return None
         time.sleep(_STEP)
-    return _about(record, wait)
+    return _about(record, wait, session)
 
 
 RECENT = 60.0  # a job started this long ago or less can be the one a call just started
@@ -56,10 +61,10 @@ def note_for_line(line: str, session: str | None, wait: float = SERVER_WAIT) -> 
         if r.session == session and r.command == shown and not r.final
         and now - r.created_at <= RECENT
     ]  # fmt: skip
-    return _about(max(mine, key=lambda r: r.created_at), wait) if mine else None
+    return _about(max(mine, key=lambda r: r.created_at), wait, session) if mine else None
 
 
-def _about(record: Any, wait: float) -> str | None:
+def _about(record: Any, wait: float, session: str | None, later: bool = False) -> str | None:
     from corral.service.readiness import ReadySpec, wait_ready
 
     token = record.id
@@ -79,19 +84,93 @@ def _about(record: Any, wait: float) -> str | None:
         from corral.service.logs import redact_text
 
         tail = "\n".join(f"  {redact_text(line)}" for line in got.tail) or "  (no output)"
+        if later:
+            return (
+                f"corral: job {short} ({what}) is NOT running: it {got.reason} before it "
+                f"opened a port. The last lines of its output:\n{tail}"
+            )
         return (
             f"corral: job {short} ({what}) is NOT running: it {got.reason} right after it "
             f"started. The last lines of its output:\n{tail}"
         )
+    if later:
+        return None
+    if session is None or not _mark_pending(record.id, session):
+        return (
+            f"corral: job {short} ({what}) is running but opened no port within {wait:g} s; "
+            f"`corral logs {short}` shows its output."
+        )
     return (
-        f"corral: job {short} ({what}) is running but opened no port within {wait:g} s; "
-        f"`corral logs {short}` shows its output."
+        f"corral: job {short} ({what}) is running and opened no port yet (waited {wait:g} s); "
+        f"corral will tell its URL after a later tool call once it opens one; `corral logs "
+        f"{short}` shows its output."
     )
 
 
-def answer(command: str, session: str | None = None, rewritten: bool = True) -> str | None:
-    text = note(command) if rewritten else note_for_line(command, session)
-    if text is None:
+def _pending_dir() -> str:
+    from corral.lowlevel.locations import home_dir
+
+    return home_dir() + "/" + PENDING_FOLDER
+
+
+PENDING_FOLDER = "hook-pending"
+
+
+def _mark_pending(token: str, session: str) -> bool:
+    import os
+
+    try:
+        os.makedirs(_pending_dir(), mode=0o700, exist_ok=True)
+        with open(f"{_pending_dir()}/{token}", "w", encoding="utf-8") as f:
+            f.write(session)
+    except OSError:
+        return False
+    return True
+
+
+def pending_notes(session: str | None) -> str | None:
+    """What became known about this session's pending servers (each told once)."""
+    import os
+
+    from corral.lowlevel.record import is_token
+    from corral.service.names import all_records
+
+    if not session:
+        return None
+    folder = _pending_dir()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    records = None
+    texts = []
+    for token in names:
+        path = f"{folder}/{token}"
+        try:
+            with open(path, encoding="utf-8") as f:
+                if f.read() != session:
+                    continue
+            if records is None:
+                records = {r.id: r for r in all_records()}
+            record = records.get(token) if is_token(token) else None
+            text = _about(record, 0.0, session, later=True) if record is not None else None
+            if text is not None or record is None or time.time() - record.created_at > PENDING_FOR:
+                os.unlink(path)
+        except OSError:
+            continue
+        if text is not None:
+            texts.append(text)
+    return "\n".join(texts) or None
+
+
+def answer(command: str | None, session: str | None = None, rewritten: bool = True) -> str | None:
+    """PostToolUse's answer: the note on the job `command` started (None: a call that started
+    none), after what became known about the session's pending servers."""
+    texts = [pending_notes(session)]
+    if command is not None:
+        texts.append(note(command, session) if rewritten else note_for_line(command, session))
+    text = "\n".join(t for t in texts if t)
+    if not text:
         return None
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}
