@@ -16,7 +16,8 @@ from tests.helpers import corral, start_job, wait_for
 
 ENTRY = statusline.command()
 HEAVY = {"psutil", "rich", "textual", "click", "asyncio", "starlette", "mcp", "json", "re",
-         "typing", "enum", "pathlib", "platformdirs", "subprocess", "tomllib"}  # fmt: skip
+         "typing", "enum", "pathlib", "platformdirs", "subprocess", "tomllib",
+         "__future__"}  # fmt: skip  # __future__: a module load for what string annotations do
 
 
 def status_json(folder: Path) -> bytes:
@@ -119,6 +120,8 @@ def test_start_up_loads_nothing_heavy(project: Path) -> None:
     # the launcher imports the status line from its cached bytecode instead of compiling it
     assert path.endswith("/run_statusline.py")
     assert "| corral.surfaces.claude.statusline" in result.stderr
+    # the JSON reader it shares with the hook is in their package: the hook is not loaded
+    assert "| corral.surfaces.claude.hook" not in result.stderr
 
 
 def test_a_band_is_reused_only_while_nothing_it_shows_changed(
@@ -135,8 +138,16 @@ def test_a_band_is_reused_only_while_nothing_it_shows_changed(
             """The cached band is read, not measured (other programs on this machine may
             open or close a listening socket between two runs: then it is measured)."""
             cache.write_text("\0".join([*cache.read_text().split("\0")[:-1], "kept"]))
-            out = run(status_json(project)).stdout
+            result = subprocess.run(
+                [ENTRY[0], "-X", "importtime", *ENTRY[1:]], input=status_json(project).decode(),
+                capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            out = result.stdout
             assert out in ("kept\n", "⚙ 1 running · /procs\n"), out
+            if out == "kept\n":  # a reused band loads neither the records nor the owner walk
+                assert not {"corral.lowlevel.record", "corral.lowlevel.sockets"} & {
+                    line.split("|")[-1].strip() for line in result.stderr.splitlines()
+                }, result.stderr
             return out == "kept\n"
 
         assert any(reused() for _ in range(50))

@@ -9,10 +9,11 @@ answer None when the process is gone or unreadable; listing callers skip it, act
 say so. Elsewhere than Linux (no /proc) the platform switch is adapters.identity's (psutil).
 """
 
-from __future__ import annotations
-
 import posix
 import sys
+
+# No `from __future__ import annotations`: it imports the `__future__` module at run time
+# (the status line's budget); annotations naming more than a builtin are strings.
 
 _PLATFORM_LINUX = sys.platform.startswith("linux")
 LINUX = _PLATFORM_LINUX
@@ -44,7 +45,8 @@ def boot_id() -> str:
     global _BOOT_ID
     if _BOOT_ID is None:
         try:
-            _BOOT_ID = read("/proc/sys/kernel/random/boot_id").decode("ascii", "replace").strip()
+            raw = read("/proc/sys/kernel/random/boot_id", single=True)  # 37 bytes: one read
+            _BOOT_ID = raw.decode("ascii", "replace").strip()
         except OSError:
             _BOOT_ID = "noboot"
     return _BOOT_ID
@@ -59,7 +61,7 @@ def _decimal(digits: bytes) -> int:
     return value
 
 
-def stat_fields(raw: bytes) -> list[bytes]:
+def stat_fields(raw: bytes) -> "list[bytes]":
     """The fields of a /proc/<pid>/stat line that follow the name (which may hold spaces and
     parentheses), up to RSS: [STATE] is b"Z" for a zombie, [START] the start ticks. A line
     cut short gives fewer fields: check len() > RSS before reading past START."""
@@ -71,7 +73,7 @@ def stat_name(raw: bytes) -> str:
     return raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode("utf-8", "replace")
 
 
-def read_stat(pid: int | str) -> list[bytes] | None:
+def read_stat(pid: "int | str") -> "list[bytes] | None":
     """The stat fields of `pid` (see `stat_fields`), or None when it is gone or unreadable."""
     try:
         fields = stat_fields(read(f"/proc/{pid}/stat", single=True))
@@ -80,13 +82,13 @@ def read_stat(pid: int | str) -> list[bytes] | None:
     return fields if len(fields) > RSS else None
 
 
-def start_ticks(pid: int) -> int | None:
+def start_ticks(pid: int) -> "int | None":
     """The process's start time in clock ticks since boot, or None if it is gone."""
     fields = read_stat(pid)
     return None if fields is None else _decimal(fields[START])
 
 
-def _proc_stat(pid: int | bytes) -> tuple[int, int, int] | None:
+def _proc_stat(pid: "int | bytes") -> "tuple[int, int, int] | None":
     """(ppid, pgid, start ticks) of a live process, or None if it is gone or a zombie."""
     fields = read_stat(pid.decode() if isinstance(pid, bytes) else pid)
     if fields is None or fields[STATE] == b"Z":
@@ -97,20 +99,20 @@ def _proc_stat(pid: int | bytes) -> tuple[int, int, int] | None:
 proc_stat = _proc_stat
 
 
-def started_at(pid: int) -> str | None:
+def started_at(pid: int) -> "str | None":
     """The process's start identity, `<boot id>:<start ticks>`, or None if it is gone."""
     ticks = start_ticks(pid)
     return None if ticks is None else f"{boot_id()}:{ticks}"
 
 
-def self_identity() -> str | None:
+def self_identity() -> "str | None":
     if not _PLATFORM_LINUX:
         return None  # readers fill it from psutil's create time
     ticks = start_ticks(posix.getpid())
     return None if ticks is None else f"{boot_id()}:{ticks}"
 
 
-def pids() -> list[str]:
+def pids() -> "list[str]":
     """Every pid folder of /proc (empty without /proc)."""
     try:
         return [e for e in posix.listdir("/proc") if e.isdigit()]
@@ -118,7 +120,7 @@ def pids() -> list[str]:
         return []
 
 
-def process_table() -> dict[int, tuple[int, int, int]] | None:
+def process_table() -> "dict[int, tuple[int, int, int]] | None":
     """pid -> (ppid, pgid, start ticks) of every live process (zombies left out); None
     without /proc."""
     try:
@@ -134,7 +136,7 @@ def process_table() -> dict[int, tuple[int, int, int]] | None:
     return table
 
 
-def children(pid: int, threads: bool = True) -> list[int] | None:
+def children(pid: int, threads: bool = True) -> "list[int] | None":
     """The children of `pid` from the kernel's per-thread lists
     (/proc/<pid>/task/<tid>/children): cheap, no walk over every process. None when the
     kernel does not keep them (CONFIG_PROC_CHILDREN) or the process is gone: walk a
@@ -160,7 +162,7 @@ def children(pid: int, threads: bool = True) -> list[int] | None:
     return found
 
 
-def descendants(pid: int, table: dict[int, tuple[int, int, int]] | None = None) -> list[int]:
+def descendants(pid: int, table: "dict[int, tuple[int, int, int]] | None" = None) -> "list[int]":
     """Every live descendant of `pid`: from the kernel's children lists when it keeps them
     (and no `table` is given), else from `table` (or a fresh process_table)."""
     if table is None:
@@ -179,7 +181,7 @@ def descendants(pid: int, table: dict[int, tuple[int, int, int]] | None = None) 
     return found
 
 
-def _descendants_by_children(pid: int) -> list[int] | None:
+def _descendants_by_children(pid: int) -> "list[int] | None":
     first = children(pid)
     if first is None:
         return None  # gone, or a kernel without children lists
@@ -192,7 +194,7 @@ def _descendants_by_children(pid: int) -> list[int] | None:
     return found
 
 
-def cmdline(pid: int) -> list[str] | None:
+def cmdline(pid: int) -> "list[str] | None":
     """The process's argv, or None when it is gone or unreadable."""
     try:
         raw = read(f"/proc/{pid}/cmdline")
@@ -201,7 +203,7 @@ def cmdline(pid: int) -> list[str] | None:
     return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0") if part]
 
 
-def environ_value(pid: int, name: str) -> str | None:
+def environ_value(pid: int, name: str) -> "str | None":
     """The value of NAME in the process's initial environment; None if absent or unreadable."""
     try:
         raw = read(f"/proc/{pid}/environ")
@@ -214,7 +216,7 @@ def environ_value(pid: int, name: str) -> str | None:
     return None
 
 
-def ignored_signals(pid: int) -> set[int]:
+def ignored_signals(pid: int) -> "set[int]":
     """The signals the process ignores (its SigIgn mask); empty when it cannot be read."""
     try:
         for row in read(f"/proc/{pid}/status").split(b"\n"):
@@ -226,7 +228,7 @@ def ignored_signals(pid: int) -> set[int]:
     return set()
 
 
-def environ_has(pid: int, name: str, value: str) -> bool | None:
+def environ_has(pid: int, name: str, value: str) -> "bool | None":
     """Whether the process's initial environment holds NAME=VALUE; None if unreadable."""
     try:
         raw = read(f"/proc/{pid}/environ")

@@ -5,7 +5,8 @@ supervisor (and by readers that record the end of a job whose supervisor was kil
 exact shape of a job token, and an unknown state is refused. The job states live here, once.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: it imports the `__future__` module at run time
+# (the status line's budget); annotations naming more than a builtin are strings.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def _fits(kind: str, value: object) -> bool:
     return isinstance(value, int | float) and abs(value) < float("inf")  # NaN fails too
 
 
-def check(data: object, name: str | None = None) -> dict[str, Any]:
+def check(data: object, name: "str | None" = None) -> "dict[str, Any]":
     """`data` (a parsed ledger file, named `name`) if it is a record every reader can trust;
     else ValueError saying which field is wrong. Unknown fields (from a newer supervisor)
     are kept as they are."""
@@ -164,7 +165,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _json_value(value: Any) -> str:
+def _json_value(value: "Any") -> str:
     if value is None:
         return "null"
     if value is True or value is False:
@@ -186,13 +187,13 @@ def _json_value(value: Any) -> str:
     return "".join(out)
 
 
-def encode_record(record: dict[str, Any]) -> bytes:
+def encode_record(record: "dict[str, Any]") -> bytes:
     """JSON for a flat record (the json module costs milliseconds of start-up to import)."""
     body = ", ".join(f"{_json_value(k)}: {_json_value(v)}" for k, v in record.items())
     return ("{" + body + "}").encode("utf-8")
 
 
-def write_record(ledger: str, record: dict[str, Any]) -> None:
+def write_record(ledger: str, record: "dict[str, Any]") -> None:
     """Atomically replace <ledger>/<id>.json with `record` (temp file + rename, mode 0600)."""
     import errno
     import os

@@ -13,10 +13,11 @@ a shared library of its own, ~0.4 ms to load); no `typing` at run time (the reco
 are plain tuple subclasses that mypy sees as the NamedTuples they behave as).
 """
 
-from __future__ import annotations
-
 import posix
 import sys
+
+# No `from __future__ import annotations`: it imports the `__future__` module at run time
+# (the status line's budget); annotations naming more than a builtin are strings.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,23 +25,16 @@ if TYPE_CHECKING:
     from typing import NamedTuple
 
 _LINUX = sys.platform.startswith("linux")
-_TCP_LISTEN = "0A"
-_TABLES = (
-    ("tcp", "tcp", False),
-    ("tcp6", "tcp", True),
-    ("udp", "udp", False),
-    ("udp6", "udp", True),
-)
 
 
-def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: object) -> type:
+def _named(name: str, fields: str, defaults: "tuple[object, ...]" = (), **extra: object) -> type:
     """A tuple subclass with named fields (what collections.namedtuple makes, without
     importing `collections`): positional or keyword construction, equality, hashing and
     ordering as tuples."""
     names = tuple(fields.split())
     required = len(names) - len(defaults)
 
-    def new(cls: type, *args: object, **kwargs: object) -> tuple[object, ...]:
+    def new(cls: type, *args: object, **kwargs: object) -> "tuple[object, ...]":
         values = list(args) + [None] * (len(names) - len(args))
         if len(args) > len(names):
             raise TypeError(f"{name} takes {len(names)} fields")
@@ -55,7 +49,7 @@ def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: o
             raise TypeError(f"{name} has no field {next(iter(kwargs))}")
         return tuple.__new__(cls, values)
 
-    def shown(self: tuple[object, ...]) -> str:
+    def shown(self: "tuple[object, ...]") -> str:
         return f"{name}({', '.join(f'{f}={v!r}' for f, v in zip(names, self, strict=True))})"
 
     namespace: dict[str, object] = {"__slots__": (), "__new__": new, "__repr__": shown}
@@ -66,18 +60,18 @@ def _named(name: str, fields: str, defaults: tuple[object, ...] = (), **extra: o
     return type(name, (tuple,), namespace)
 
 
-def _item(at: int) -> Callable[[tuple[object, ...]], object]:
-    def get(self: tuple[object, ...]) -> object:
+def _item(at: int) -> "Callable[[tuple[object, ...]], object]":
+    def get(self: "tuple[object, ...]") -> object:
         return self[at]
 
     return get
 
 
-def _socket_family(self: Socket) -> str:
+def _socket_family(self: "Socket") -> str:
     return "ipv6" if self.v6 else "ipv4"
 
 
-def _socket_address(self: Socket) -> str:
+def _socket_address(self: "Socket") -> str:
     import _socket
 
     return str(_socket.inet_ntop(10 if self.v6 else 2, self.raw_address))
@@ -126,115 +120,36 @@ else:
     Unseen = _named("Unseen", "full_at until")
 
 
-def listening(port: int | None = None) -> dict[int, Socket]:
-    """Listening sockets by inode (only those on `port` when given). The kernel's socket
-    diagnostics answer for listening sockets only; /proc/net/tcp, the fallback, walks every
-    bucket of the connection table and costs milliseconds even on an idle machine."""
-    try:
-        found = _diag_listening()
-    except OSError:
-        found = _proc_listening()
-    return found if port is None else {i: s for i, s in found.items() if s.port == port}
+def listening(port: int | None = None) -> "dict[int, Socket]":
+    """Listening sockets by inode (only those on `port` when given), read by
+    `sockdiag.listening`: the kernel's socket diagnostics, /proc/net as the fallback."""
+    from corral.lowlevel import sockdiag
+
+    return {
+        inode: Socket(*raw)
+        for inode, raw in sockdiag.listening().items()
+        if port is None or raw[1] == port
+    }
 
 
-# NETLINK_SOCK_DIAG: one dump request per (family, protocol) with a state filter. Layouts from
-# <linux/inet_diag.h>: nlmsghdr (16 bytes), inet_diag_req_v2 (56), inet_diag_msg (72).
-_SOCK_DIAG_BY_FAMILY, _NLMSG_ERROR, _NLMSG_DONE = 20, 2, 3
-_NLM_F_REQUEST_DUMP = 0x1 | 0x300
-_TCP_LISTEN_BIT, _UDP_UNCONNECTED_BIT = 1 << 10, 1 << 7  # TCP_LISTEN, TCP_CLOSE
-_DIAG_QUERIES = (
-    (2, 6, _TCP_LISTEN_BIT, "tcp", False),
-    (10, 6, _TCP_LISTEN_BIT, "tcp", True),
-    (2, 17, _UDP_UNCONNECTED_BIT, "udp", False),
-    (10, 17, _UDP_UNCONNECTED_BIT, "udp", True),
-)
+def _diag_listening() -> "dict[int, Socket]":
+    from corral.lowlevel import sockdiag
+
+    return {inode: Socket(*raw) for inode, raw in sockdiag.diag().items()}
 
 
-def _diag_listening() -> dict[int, Socket]:
-    import _socket
+def _proc_listening() -> "dict[int, Socket]":
+    from corral.lowlevel import sockdiag
 
-    native = sys.byteorder
-
-    def word(data: bytes, at: int, size: int = 4) -> int:
-        return int.from_bytes(data[at : at + size], native)
-
-    found: dict[int, Socket] = {}
-    nl = _socket.socket(16, 2, 4)  # AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG
-    try:
-        nl.settimeout(2.0)
-        for seq, (family, protocol, states, proto, v6) in enumerate(_DIAG_QUERIES, 1):
-            # inet_diag_req_v2: family, protocol, ext, pad (bytes), states (u32), id (48)
-            request = bytes((family, protocol, 0, 0)) + states.to_bytes(4, native) + bytes(48)
-            header = b"".join((
-                (16 + len(request)).to_bytes(4, native), _SOCK_DIAG_BY_FAMILY.to_bytes(2, native),
-                _NLM_F_REQUEST_DUMP.to_bytes(2, native), seq.to_bytes(4, native), bytes(4),
-            ))  # fmt: skip
-            nl.send(header + request)
-            done = False
-            while not done:
-                data = nl.recv(65536)
-                if not data:
-                    raise OSError("sock_diag: the dump ended without its last message")
-                at = 0
-                while at + 16 <= len(data):
-                    length, kind, got_seq = (
-                        word(data, at),
-                        word(data, at + 4, 2),
-                        word(data, at + 8),
-                    )
-                    if length < 16:
-                        raise OSError("sock_diag: malformed answer")
-                    if kind == _NLMSG_ERROR:
-                        raise OSError("sock_diag: request refused")
-                    if kind == _NLMSG_DONE:
-                        done = got_seq == seq or done
-                    elif kind == _SOCK_DIAG_BY_FAMILY and length >= 16 + 72 and got_seq == seq:
-                        body = at + 16
-                        sport = int.from_bytes(data[body + 4 : body + 6], "big")
-                        dport = int.from_bytes(data[body + 6 : body + 8], "big")
-                        inode = word(data, body + 68)
-                        raw = data[body + 8 : body + (24 if v6 else 12)]
-                        if sport and not dport:  # bound, and (UDP) without a peer
-                            found[inode] = Socket(inode, sport, proto, v6, raw)
-                    at += (length + 3) & ~3
-    finally:
-        nl.close()
-    return found
+    return {inode: Socket(*raw) for inode, raw in sockdiag.proc().items()}
 
 
-def _proc_listening() -> dict[int, Socket]:
-    found: dict[int, Socket] = {}
-    for table, proto, v6 in _TABLES:
-        try:
-            with open(f"/proc/net/{table}", "rb") as f:
-                lines = f.read().decode("ascii", "replace").splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 10:
-                continue
-            if proto == "tcp" and fields[3] != _TCP_LISTEN:
-                continue
-            if proto == "udp" and not fields[2].endswith(":0000"):  # a connected UDP socket
-                continue
-            address, _, hex_port = fields[1].rpartition(":")
-            try:
-                local, inode, raw = int(hex_port, 16), int(fields[9]), bytes.fromhex(address)
-            except ValueError:
-                continue
-            # /proc/net writes each 32-bit word of the address in host (little-endian) order
-            raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-            found[inode] = Socket(inode, local, proto, v6, raw)
-    return found
-
-
-def pids() -> list[str]:
+def pids() -> "list[str]":
     """Every pid folder of /proc, newest pid first: listeners are mostly young processes."""
     return sorted((e for e in posix.listdir("/proc") if e.isdigit()), key=int, reverse=True)
 
 
-def owners(inodes: Collection[int], among: Iterable[int | str]) -> dict[int, tuple[int, str]]:
+def owners(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int, tuple[int, str]]":
     """inode -> (pid, fd) of a process among `among` holding that socket. The walk over the
     processes' fd folders stops as soon as every inode has an owner."""
     wanted = {f"socket:[{inode}]": inode for inode in inodes}
@@ -277,7 +192,7 @@ _MAX_OWNERS_BYTES = 64 * MAX_OWNERS
 Owner = tuple[int, str]  # pid and fd number of a process holding the socket
 
 
-def read_owners(path: str, boot_id: str) -> dict[int, Owner | Unseen]:
+def read_owners(path: str, boot_id: str) -> "dict[int, Owner | Unseen]":
     """The remembered owners in `path`; nothing when the file is missing, of another boot,
     too long or malformed anywhere (it is rewritten after the next walk)."""
     try:
@@ -311,7 +226,7 @@ def read_owners(path: str, boot_id: str) -> dict[int, Owner | Unseen]:
     return found if len(found) <= MAX_OWNERS else {}
 
 
-def write_owners(path: str, boot_id: str, owners: Mapping[int, Owner | Unseen]) -> None:
+def write_owners(path: str, boot_id: str, owners: "Mapping[int, Owner | Unseen]") -> None:
     """Replace `path` (mode 0600, through a temporary file and a rename) with `owners` (the
     first MAX_OWNERS of them). Best effort: a file that cannot be written is left as it was."""
     lines = [f"{_OWNERS_MAGIC} {boot_id}"]
@@ -348,7 +263,7 @@ def holds(pid: int, fd: str, inode: int) -> bool:
         return False
 
 
-def holder(port: int) -> Listener | None:
+def holder(port: int) -> "Listener | None":
     """The process listening on `port` (TCP or UDP, IPv4 or IPv6), if any, with its argv."""
     if not _LINUX:
         return _psutil_holder(port)
@@ -367,7 +282,7 @@ def holder(port: int) -> Listener | None:
     return Listener(port, sock.proto, sock.family, sock.address(), pid, argv)
 
 
-def _psutil_holder(port: int) -> Listener | None:
+def _psutil_holder(port: int) -> "Listener | None":
     import psutil
 
     try:
@@ -398,12 +313,12 @@ class LazyHolders:
     def __init__(self) -> None:
         self._seen: dict[int, Listener | None] = {}
 
-    def _get(self, port: int) -> Listener | None:
+    def _get(self, port: int) -> "Listener | None":
         if port not in self._seen:
             self._seen[port] = holder(port)
         return self._seen[port]
 
-    def __getitem__(self, port: int) -> Listener:
+    def __getitem__(self, port: int) -> "Listener":
         found = self._get(port)
         if found is None:
             raise KeyError(port)
@@ -412,7 +327,7 @@ class LazyHolders:
     def __contains__(self, port: object) -> bool:
         return isinstance(port, int) and self._get(port) is not None
 
-    def __iter__(self) -> Iterator[int]:
+    def __iter__(self) -> "Iterator[int]":
         return iter([p for p, h in self._seen.items() if h is not None])
 
     def __len__(self) -> int:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from corral.core.shell.plain import may_start_runner
 from corral.core.shell.runners import trigger_words
+from corral.surfaces import claude
 from corral.surfaces.claude import hook, triggers
 from tests.helpers import alive, corral, free_port, record, start_job, wait_for
 
@@ -264,10 +265,10 @@ def test_fast_path_agrees_with_the_line_reader(line: str) -> None:
 
 def test_parse_agrees_with_json() -> None:
     for text in ['{"a": [1, 2.5, true, null, "x\\u00e9"], "b": {}}', " [] ", '"s"', "-0.5e3"]:
-        assert hook.parse(text) == json.loads(text)
+        assert claude.parse(text) == json.loads(text)
     for bad in ["", "{", "[1,]", "NaN", "Infinity", "{} {}", "'x'"]:
         with pytest.raises(ValueError):
-            hook.parse(bad)
+            claude.parse(bad)
 
 
 def test_post_tool_use_of_a_supervised_background_task_takes_no_snapshot(tmp_path: Path) -> None:

@@ -267,14 +267,14 @@ def serve(argv: "list[str]", events: "tuple[str, ...]", answer: "Callable[..., s
     open: input that is not JSON, or any internal error, means exit 0, no output and one line
     in corral's log, so the agent's command runs exactly as written."""
     from corral.lowlevel import locations
-    from corral.surfaces.claude import hook
+    from corral.surfaces.claude import hook, parse
 
     home = locations.home_dir()
     if len(argv) != 1 or argv[0] not in events:
         sys.stderr.write(f"usage: one of {' | '.join(events)}, with the hook's JSON on stdin\n")
         return 2
     try:
-        payload = hook.parse(sys.stdin.buffer.read().decode("utf-8"))
+        payload = parse(sys.stdin.buffer.read().decode("utf-8"))
         out = answer(argv[0], payload, home) if isinstance(payload, dict) else None
     except BaseException as exc:  # noqa: BLE001 - the hook fails open, whatever went wrong
         hook.log(home, f"{argv[0]}: {type(exc).__name__}: {exc}")

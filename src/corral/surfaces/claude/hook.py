@@ -15,6 +15,8 @@ the agent's command runs exactly as written.
 
 import sys
 
+from corral.surfaces.claude import parse
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -48,35 +50,6 @@ def package_root() -> str:
     for _ in range(4):  # hook.py, claude/, surfaces/, corral/
         here = here.rpartition("/")[0]
     return here or "/"
-
-
-class _Context:
-    """What the C JSON scanner asks of `json.JSONDecoder`."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    memo: dict[str, str] = {}  # noqa: RUF012 - read by the C scanner
-
-    def parse_constant(self, name: str) -> float:
-        raise ValueError(f"{name} is not JSON")
-
-
-def parse(text: str) -> "Any":
-    """One JSON value, strictly: `_json`'s scanner without importing `json` (and `re`)."""
-    import _json
-
-    scan = _json.make_scanner(_Context())  # type: ignore[arg-type]  # duck-typed context
-    start = len(text) - len(text.lstrip(" \t\n\r"))
-    try:
-        value, end = scan(text, start)
-    except StopIteration:
-        raise ValueError("not JSON") from None
-    if text[end:].strip(" \t\n\r"):
-        raise ValueError("extra data after the JSON value")
-    return value
 
 
 def rewritten_by_corral(command: str) -> bool:

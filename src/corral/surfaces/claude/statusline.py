@@ -57,18 +57,20 @@ def command(hint: str = "/procs", then: str | None = None) -> list[str]:
 # -- reading ------------------------------------------------------------------------------
 
 
-def _read_all(fd: int, size: int = 1 << 20) -> bytes:
-    """Everything left in `fd`; a file known to be shorter than `size` costs one read."""
+def _read_all(fd: int, regular: bool = False) -> bytes:
+    """Everything left in `fd`; a `regular` file shorter than a read costs one read (its
+    short read is its end; a pipe's is not). Reads of 64 kB: a buffer of 128 kB or more
+    is a memory map of its own, mapped and unmapped on every read."""
     import posix
 
     chunks: list[bytes] = []
     while True:
-        chunk = posix.read(fd, size)
+        chunk = posix.read(fd, 1 << 16)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
-        if len(chunk) < size < 1 << 20:
-            return b"".join(chunks)  # a regular file: a short read is its end
+        if regular and len(chunk) < 1 << 16:
+            return b"".join(chunks)
 
 
 def _read_file(path: str) -> bytes:
@@ -76,7 +78,7 @@ def _read_file(path: str) -> bytes:
 
     fd = posix.open(path, posix.O_RDONLY)
     try:
-        return _read_all(fd, 1 << 16)  # a ledger record (a regular file): one read
+        return _read_all(fd, regular=True)  # a ledger record or the cache: one read
     finally:
         posix.close(fd)
 
@@ -106,7 +108,7 @@ def records(ledger: str) -> "list[dict[str, Any]]":
     import posix
 
     from corral.lowlevel.record import check
-    from corral.surfaces.claude.hook import parse
+    from corral.surfaces.claude import parse
 
     found = []
     try:
@@ -128,24 +130,36 @@ def records(ledger: str) -> "list[dict[str, Any]]":
 
 def supervisor_alive(record: "dict[str, Any]") -> bool:
     """The record's supervisor runs: same pid and start time (boot id and ticks)."""
+    return supervisors_alive([(record["pid"], record.get("started_at"))])
+
+
+def supervisors_alive(jobs: "list[tuple[int, Any]]") -> bool:
+    """Every (pid, started_at) still runs: live (not a zombie), and started then when
+    `started_at` is a start identity. The start ticks are compared as the kernel writes them
+    (no conversion per process), and procfs is imported once for all of them (an import
+    statement in a loop runs importlib's Python on every pass)."""
     from corral.lowlevel import procfs
 
-    pid = record["pid"]
     if not procfs.LINUX:  # no /proc (macOS): the pid alone, good enough for a display
         import posix
 
-        try:
-            posix.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
+        for pid, _ in jobs:
+            try:
+                posix.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                continue
         return True
-    info = procfs.proc_stat(pid)
-    if info is None:
-        return False
-    started = record.get("started_at")
-    return not isinstance(started, str) or started == f"{procfs.boot_id()}:{info[2]}"
+    for pid, started in jobs:
+        fields = procfs.read_stat(pid)
+        if fields is None or fields[procfs.STATE] == b"Z":
+            return False
+        if isinstance(started, str):
+            boot, _, ticks = started.rpartition(":")
+            if boot != procfs.boot_id() or ticks.encode() != fields[procfs.START]:
+                return False
+    return True
 
 
 # -- the band -----------------------------------------------------------------------------
@@ -157,14 +171,15 @@ def band(folder: str, ledger: str, hint: str = "/procs") -> str | None:
 
 
 def _listening() -> "dict[int, Any]":
-    """The machine's listening sockets by inode (Linux; elsewhere none are read)."""
+    """The machine's listening sockets by inode, raw (lowlevel.sockdiag: the key of every
+    update; Linux, elsewhere none are read)."""
     from corral.lowlevel import procfs
 
     if not procfs.LINUX:
         return {}
-    from corral.lowlevel import sockets
+    from corral.lowlevel import sockdiag
 
-    return sockets.listening()
+    return sockdiag.listening()
 
 
 def _measured(
@@ -188,7 +203,7 @@ def _measured(
 
         # the jobs' processes, from the kernel's children lists: no walk over /proc
         members = [pid for r in jobs for pid in procfs.descendants(r["pid"])]
-        ports |= {found[inode].port for inode in sockets.owners(found, members)}
+        ports |= {sockets.Socket(*found[inode]).port for inode in sockets.owners(found, members)}
     parts = [f"⚙ {len(jobs)} running"]
     if ports:
         parts.append(" ".join(f":{p}" for p in sorted(ports)))
@@ -202,11 +217,6 @@ def _measured(
 # sockets (a port that opens or closes), and the supervisor of every job it counts (one
 # killed outright leaves its record saying running). What that leaves out is a listening
 # socket handed from one process to another without a new one being opened.
-
-
-def _alive(counted: str) -> bool:
-    pid, _, started = counted.partition("@")
-    return supervisor_alive({"pid": int(pid), "started_at": started or None})
 
 
 def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
@@ -223,7 +233,8 @@ def cached_band(folder: str, home: str, hint: str = "/procs") -> str | None:
     cache = f"{home}/cache/statusline"
     try:
         *kept_key, counted, kept = _read_file(cache).decode("utf-8", "surrogateescape").split("\0")
-        if kept_key == key and all(_alive(job) for job in counted.split() if job):
+        kept_jobs = [job.partition("@") for job in counted.split()]
+        if kept_key == key and supervisors_alive([(int(p), s or None) for p, _, s in kept_jobs]):
             return kept or None
     except (OSError, ValueError):
         pass
@@ -311,7 +322,7 @@ def main(argv: list[str]) -> int:
     try:
         data = _read_all(0)
         from corral.lowlevel import locations
-        from corral.surfaces.claude.hook import parse
+        from corral.surfaces.claude import parse
 
         folder = session_folder(parse(data.decode("utf-8"))) if data.strip() else None
         text = cached_band(folder, locations.home_dir(), hint) if folder else None
