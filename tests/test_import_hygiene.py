@@ -240,3 +240,12 @@ def test_hook_status_line_prefix_and_plain_corral_do_not_load_textual(corral_hom
     ).stdout.split()  # fmt: skip
     assert "corral.surfaces.claude.hook" in out
     assert not {m.split(".")[0] for m in out} & {"textual"}
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (SRC / "lowlevel").glob("*.py")))
+def test_every_floor_module_imports_in_a_bare_interpreter(module: str) -> None:
+    """The floor runs without `from __future__ import annotations` (a module to load on
+    every start): an annotation naming a typing-only name must be a string, or the import
+    fails with NameError (it once did, for record.session_from, and every `corral run`)."""
+    code = f"import sys; sys.path.insert(0, {str(SRC.parent)!r}); import corral.lowlevel.{module}"
+    subprocess.run([sys.executable, "-I", "-S", "-c", code], check=True, timeout=60)

@@ -25,7 +25,7 @@ SESSION_VARIABLES = (
 )
 
 
-def session_from(environ: Mapping[str, str]) -> str | None:
+def session_from(environ: "Mapping[str, str]") -> "str | None":
     """The agent session named in `environ` (SESSION_VARIABLES), if any."""
     for name in SESSION_VARIABLES:
         value = environ.get(name)
