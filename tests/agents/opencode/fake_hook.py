@@ -1,4 +1,4 @@
-"""A stand-in for corral's hook program in the plugin's own test (plugin.test.ts): it records
+"""A stand-in for corral's hook program in the plugin's own test (plugin.spec.js): it records
 the request it got and answers by a word in the command, so each test picks an answer."""
 
 import json

@@ -1,5 +1,5 @@
 """The thin opencode plugin under opencode's own runtime: `BUN_BE_BUN=1 opencode test` runs
-tests/agents/opencode/plugin.test.ts against the plugin as `corral install opencode` renders
+tests/agents/opencode/plugin.spec.js against the plugin as `corral install opencode` renders
 it, with a fake hook program in place of corral's."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_plugin_follows_the_hook_and_fails_open(tmp_path: Path) -> None:
         "FAKE_HOOK_LOG": str(tmp_path / "requests.jsonl"),
     }
     done = subprocess.run(
-        [str(binary), "test", str(HERE / "plugin.test.ts")],
+        [str(binary), "test", str(HERE / "plugin.spec.js")],
         cwd=HERE,
         env=env,
         capture_output=True,

@@ -83,6 +83,7 @@ def test_a_line_the_hook_read_is_not_read_again_by_the_prefix(
         " 'corral.core.shell.parse' in sys.modules]))"
     )
     env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION, "CORRAL_HOME": str(corral_home)}
+    env["SHELL"] = "/bin/bash"  # Claude Code's shell (CI runs with SHELL unset)
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
         check=True,

@@ -1,18 +1,19 @@
-// The thin opencode plugin, run by opencode's own runtime (`BUN_BE_BUN=1 opencode test`):
+// The thin opencode plugin (plain JavaScript: Claude Code's plugin validator type-checks
+// every .ts file in the repository, which is also corral's Claude Code plugin), run by opencode's own runtime (`BUN_BE_BUN=1 opencode test`):
 // it asks the hook program and follows its answer, and fails open on anything else.
 // tests/agents/test_opencode_plugin.py renders the plugin with a fake hook and runs this.
 import { expect, test } from "bun:test"
 import { readFileSync, writeFileSync } from "node:fs"
 
-const { CorralPlugin } = await import(process.env.CORRAL_PLUGIN as string)
-const LOG = process.env.FAKE_HOOK_LOG as string
+const { CorralPlugin } = await import(process.env.CORRAL_PLUGIN)
+const LOG = process.env.FAKE_HOOK_LOG
 
-async function call(tool: string, args: Record<string, unknown>) {
+async function call(tool, args) {
   writeFileSync(LOG, "")
   const hooks = await CorralPlugin({ directory: "/project", worktree: "/" })
   const input = { tool, sessionID: "ses_1", callID: "call_1" }
   const output = { args: { ...args } }
-  let thrown: unknown = null
+  let thrown = null
   try {
     await hooks["tool.execute.before"](input, output)
   } catch (error) {
@@ -46,7 +47,7 @@ test("a rewrite replaces the command, keeps every other argument, tells the mode
 test("a refusal throws with the reason the model reads", async () => {
   const got = await call("bash", { command: "npm run dev DENY" })
   expect(got.thrown).toBeInstanceOf(Error)
-  expect((got.thrown as Error).message).toBe("corral refused: a copy already runs")
+  expect(got.thrown.message).toBe("corral refused: a copy already runs")
   expect(got.args).toEqual({ command: "npm run dev DENY" })
 })
 
@@ -67,7 +68,7 @@ test("other tools are never sent to corral", async () => {
 })
 
 test("a hook program that cannot start leaves the call untouched", async () => {
-  const { CorralPlugin: Missing } = await import(process.env.CORRAL_PLUGIN_MISSING as string)
+  const { CorralPlugin: Missing } = await import(process.env.CORRAL_PLUGIN_MISSING)
   const hooks = await Missing({ directory: "/project", worktree: "/" })
   const output = { args: { command: "npm run dev REWRITE" } }
   await hooks["tool.execute.before"]({ tool: "bash", sessionID: "s", callID: "c" }, output)
@@ -76,10 +77,10 @@ test("a hook program that cannot start leaves the call untouched", async () => {
 
 test("every command opencode runs carries the session as CORRAL_SESSION", async () => {
   const hooks = await CorralPlugin({ directory: "/project", worktree: "/" })
-  const output = { env: { KEEP: "1" } as Record<string, string> }
+  const output = { env: { KEEP: "1" } }
   await hooks["shell.env"]({ cwd: "/project", sessionID: "ses_1", callID: "c" }, output)
   expect(output.env).toEqual({ KEEP: "1", CORRAL_SESSION: "ses_1" })
-  const none = { env: {} as Record<string, string> }
+  const none = { env: {} }
   await hooks["shell.env"]({ cwd: "/project" }, none)
   expect(none.env).toEqual({})
 })
