@@ -77,22 +77,21 @@ def _missing_program(command: str) -> str | None:
 
 
 def _candidates(project: Path, home: Path) -> list[tuple[Path, str | None]]:
+    """Every settings file Claude Code may read corral's entries from: the user's (which
+    follows CLAUDE_CONFIG_DIR), ~/.claude's when that is another folder (where corral
+    installed before it followed the variable), the project's and the local one."""
     user = install.settings_path("user", project, home)
     found: list[tuple[Path, str | None]] = [(user, "user")]
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
-    if config and Path(config, "settings.json") != user:
-        found.append((Path(config, "settings.json"), None))
+    legacy = home / ".claude" / "settings.json"
+    if legacy != user:
+        found.append((legacy, None))
     found.append((install.settings_path("project", project, home), "project"))
-    found.append((project / ".claude" / "settings.local.json", None))
+    found.append((install.settings_path("local", project, home), None))
     return found
 
 
 def _plugin_installed(home: Path) -> Path | None:
-    folders = [home / ".claude"]
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
-    if config:
-        folders.append(Path(config))
-    for folder in folders:
+    for folder in dict.fromkeys([home / ".claude", install.claude_dir(home)]):
         record = folder / "plugins" / "installed_plugins.json"
         try:
             if '"corral@' in record.read_text(encoding="utf-8"):
