@@ -27,7 +27,7 @@ def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     mod = bool(os.environ.get(MOD))
     if event == "session-start":
         tell = not (mod and payload.get("source") in MOD_RETELLS)
-        return session_start(payload, session, home, tell=tell)
+        return session_start(payload, session, tell=tell)
     if event == "session-end":
         if mod:
             return None
@@ -47,9 +47,7 @@ def answer(event: str, payload: dict[str, Any], home: str) -> str | None:
     return None
 
 
-def session_start(
-    payload: dict[str, Any], session: str | None, home: str, *, tell: bool = True
-) -> str | None:
+def session_start(payload: dict[str, Any], session: str | None, *, tell: bool = True) -> str | None:
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file and session:
         with open(env_file, "a", encoding="utf-8") as f:
