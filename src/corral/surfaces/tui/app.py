@@ -5,6 +5,7 @@ redrawn."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +24,10 @@ from corral.surfaces.tui.messages import ActionDone, BoardReady, LogLines
 from corral.surfaces.tui.rows import COLUMNS, Row, build, summary
 
 LOG_TAIL = 500  # lines of a job's log shown when it is selected
+# Rows below the screen that changed are drawn when scrolled to, or at most this often: any
+# change to a Textual DataTable redraws every row on the screen (~50 ms of CPU for a full
+# screen), and agent sessions' processes come and go at the bottom every second.
+OFFSCREEN_EVERY = 10.0
 
 
 _STYLES = {"group": "bold", "listener": "dim"}
@@ -75,12 +80,16 @@ class ControlRoom(App[None]):
         self.rows: dict[str, Row] = {}
         self._heading = ""
         self._searching = False  # the filter box searches the log, not the rows
+        self._born: dict[str, float] = {}  # each job's start as first seen (rows.build)
         self._first: dict[str, Text] = {}  # each row's first cell as drawn (to sort rows by)
         self.order: list[str] = []
         self.needle = ""
         self.grep: str | None = None
         self.cells_redrawn = 0  # cells written since the app started (tests, bench)
         self.boards = 0  # boards applied
+        self.offscreen_every = OFFSCREEN_EVERY
+        self._drawn_at = 0.0  # when the rows were last brought up to date with the board
+        self._behind = False  # the board has changes below the screen not drawn yet
         self._fetching = False
         self._log_job: str | None = None
         self._log_cursor: int | None = None
@@ -104,6 +113,7 @@ class ControlRoom(App[None]):
         for name in COLUMNS:
             self.table.add_column(name, key=name)
         self.table.focus()
+        self.watch(self.table, "scroll_y", self._scrolled, init=False)
         self.connect()
         if self.refresh_every:
             self.set_interval(self.refresh_every, self.tick)
@@ -142,20 +152,32 @@ class ControlRoom(App[None]):
         if message.warnings:
             text += f" · warning: {message.warnings[0]}"
         self.set_heading(text)
-        self.show_rows()
+        self.show_rows(hidden_may_wait=True)
+
+    def _scrolled(self) -> None:
+        if self._behind:
+            self.show_rows()
 
     def set_heading(self, text: str) -> None:
         if text != self._heading:  # drawn again only when it changed
             self._heading = text
             self.heading.update(Text(printable(text)))
 
-    def show_rows(self) -> None:
+    def show_rows(self, hidden_may_wait: bool = False) -> None:
         """Draw the board's rows touching only what changed: rows gone are removed, new ones
         added, changed cells rewritten, and the rows put in order when they are out of it
-        (the selection kept). A busy machine's processes come and go every second."""
+        (the selection kept). A busy machine's processes come and go every second: with
+        `hidden_may_wait`, changes all below the screen wait (see OFFSCREEN_EVERY)."""
         if self.board is None:
             return
-        rows = build(self.board, self.session, self.needle)
+        rows = build(self.board, self.session, self.needle, self._born)
+        clock = time.monotonic()
+        if hidden_may_wait and self.order and clock - self._drawn_at < self.offscreen_every:
+            first = self._first_change(rows)
+            if first >= self._screen_end():
+                self._behind = first < max(len(rows), len(self.order))
+                return
+        self._drawn_at, self._behind = clock, False
         table = self.table
         selected = self.selected()
         wanted = {r.key: r for r in rows}
@@ -163,6 +185,7 @@ class ControlRoom(App[None]):
         for key in self.order:
             if key not in wanted:
                 table.remove_row(key)
+                self._born.pop(self.rows[key].job or "", None)
                 del self.rows[key], self._first[key]
         added = []
         for row in rows:
@@ -198,6 +221,17 @@ class ControlRoom(App[None]):
             first = next((i for i, r in enumerate(rows) if r.kind != "group"), 0)
             table.move_cursor(row=first)
         self.show_log(self.selected())
+
+    def _first_change(self, rows: list[Row]) -> int:
+        """The index of the first row that differs from the one drawn there."""
+        for i, (key, row) in enumerate(zip(self.order, rows, strict=False)):
+            if key != row.key or self.rows[key] != row:
+                return i
+        return min(len(rows), len(self.order))
+
+    def _screen_end(self) -> int:
+        """The index of the first row below the screen."""
+        return int(self.table.scroll_y) + self.table.size.height
 
     def selected(self) -> Row | None:
         table = self.table

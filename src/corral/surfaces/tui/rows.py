@@ -4,6 +4,7 @@ taken directly) in groups, each row's cells as text. Pure: the view only draws t
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,12 +141,25 @@ def _session_title(session: str | None, here: str | None) -> str:
     return f"session {session[:8]}" + (" (this one)" if session == here else "")
 
 
-def build(board: dict[str, Any], here: str | None = None, needle: str = "") -> list[Row]:
+def build(
+    board: dict[str, Any],
+    here: str | None = None,
+    needle: str = "",
+    born: dict[str, float] | None = None,
+) -> list[Row]:
     """The table's rows in their groups: this project's jobs first, then other projects',
-    each by session (`here`, the caller's session, first); then the processes agent sessions
-    started without corral and the orphans; then the other listeners, read-only. With
-    `needle`, only rows holding it (any cell, any case) and their groups' titles."""
+    each by session (`here`, the caller's session, first), newest first; then the processes
+    agent sessions started without corral and the orphans; then the other listeners,
+    read-only. With `needle`, only rows holding it (any cell, any case) and their groups'
+    titles. `born` keeps each job's start as first seen (the board's ages are rounded: two
+    jobs started together would swap places from one board to the next, and a row moved
+    redraws the screen); jobs are ordered by it."""
     project = board["project"]
+    if born is None:
+        born = {}
+    now = time.monotonic()
+    for job in board["jobs"]:
+        born.setdefault(job["id"], now - job["age_seconds"])
     cpu = board.get("cpu_measured", True)
     by_group: dict[tuple[int, str, int, str], list[dict[str, Any]]] = {}
     for job in board["jobs"]:
@@ -160,7 +174,7 @@ def build(board: dict[str, Any], here: str | None = None, needle: str = "") -> l
             short_path(where),
             _session_title(jobs[0]["session"], here),
         )
-        newest_first = sorted(jobs, key=lambda j: j["age_seconds"])
+        newest_first = sorted(jobs, key=lambda j: -born[j["id"]])
         groups.append((title, [job_row(j, cpu) for j in newest_first]))
     loose = [process_row(p, cpu) for p in board["unsupervised"]]
     groups.append((group_row("not supervised", "", "agent sessions' processes, orphans"), loose))
