@@ -3,14 +3,20 @@
 
     .venv/bin/python -m bench.bench_tui [--quick]
 
-- first paint with 200 jobs: from starting a new Python process to the table drawn with the
-  200 jobs (imports, the board, the table; Textual headless), with no daemon (a snapshot
-  taken in the process) and with the daemon running (its board over the Unix socket);
+- first paint with 200 jobs (20 of them listening on a port): `corral tui` started as a
+  person starts it, in a new process, from the parent's clock before starting it to the
+  first frame written with the 200 jobs and the 20 ports (bench.tui_clock: Textual renders
+  every frame as for a terminal, to nowhere); with no daemon (`--no-daemon`: the jobs are
+  read in the process, the rest of the board after the first frame) and with the daemon
+  running (its board over the Unix socket). Beside it, the time to the first frame drawn
+  from the whole board (the other processes of agent sessions, the orphans, the listeners);
 - CPU while open and idle: the tui's own work with 200 jobs when nothing changes (their
   rows fed in the process, Textual headless); and `corral tui` in a real terminal (tmux)
-  with the 200 jobs, the daemon refreshing it once a second: the tui's process, and the
-  tui plus the daemon. These two also count this machine's other processes of agent
-  sessions (the tui lists them), which come and go while other suites run.
+  with the 200 jobs, the daemon serving it a board once a second: the tui's process, and
+  the tui plus the daemon. Measured once every job is older than a minute: ages are shown
+  in seconds for a job's first minute, and 200 of them counting would be the screen
+  changing every second, not idle. These two also count this machine's other processes
+  of agent sessions (the tui lists them), which come and go while other suites run.
 Nothing here asserts.
 """
 
@@ -18,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shlex
 import signal
 import statistics
@@ -29,45 +34,53 @@ import time
 from pathlib import Path
 
 from bench._report import row
-from bench.bench_scan import start_processes
+from bench.bench_scan import ROOT, SUPERVISOR
 
 JOBS = 200
-
-# Run in a new process: prints the seconds from `start` (the parent's clock before it
-# started this process) to the first board drawn with every job.
-PAINT = """
-import asyncio, sys, time
-from pathlib import Path
-from corral.surfaces.tui.feed import LiveFeed
-start, jobs, daemon = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "daemon"
-feed = LiveFeed(Path.cwd(), use_daemon=daemon)
-feed.connect = lambda: None  # measured here: the first board, not a daemon's start
-feed.prefetch()  # as `corral tui` does
-from corral.surfaces.tui.app import ControlRoom
-app = ControlRoom(feed, folder=Path.cwd(), refresh_every=None)
-async def main():
-    async with app.run_test(size=(160, 50)) as pilot:
-        while sum(1 for r in app.rows.values() if r.kind == "job") < jobs:
-            await pilot.pause(0.002)
-        print(time.time() - start, feed.source)
-asyncio.run(main())
-"""
+LISTENING = 20  # of the jobs, those that listen on a port (a dev server's)
+LISTEN = "exec python3 -m http.server 0 --bind 127.0.0.1"
 
 
-def first_paint(folder: Path, daemon: bool) -> tuple[float, float]:
-    """Milliseconds to the first paint, and the CPU milliseconds the tui's process spent
-    on it (less sensitive to the machine's load than the wait)."""
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.time()
-    out = subprocess.run(
-        [sys.executable, "-c", PAINT, repr(start), str(JOBS), "daemon" if daemon else "direct"],
-        cwd=folder, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+def start_jobs() -> list[subprocess.Popen[bytes]]:
+    """JOBS jobs under corral's supervisor, the last LISTENING of them listening on a port,
+    once all are in the ledger and listening."""
+    from corral.service import jobs
+
+    procs = []
+    for i in range(JOBS):
+        line = LISTEN if i >= JOBS - LISTENING else "sleep 100000"
+        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), "--job", os.urandom(16).hex(),
+                "--detached", "--", line]  # fmt: skip
+        procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        listed = jobs.list_jobs(cpu_interval=0).jobs
+        if len(listed) == JOBS and sum(1 for j in listed if j.ports) == LISTENING:
+            break
+        time.sleep(0.2)
+    else:
+        raise RuntimeError("the jobs did not all start (and listen) within a minute")
+    return procs
+
+
+def first_paint(folder: Path, daemon: bool) -> tuple[float, float, float]:
+    """`corral tui` started as a person starts it (a new process; with `--no-daemon` when
+    `daemon` is False), headless but rendering every frame (bench.tui_clock): milliseconds
+    to the first frame with every job and the listening jobs' ports, the CPU milliseconds
+    the process spent until then (less sensitive to the machine's load than the wait), and
+    milliseconds to the first frame after the whole board (processes, listeners) came."""
+    with tempfile.NamedTemporaryFile("r") as out:
+        env = {**os.environ, "TEXTUAL_DRIVER": "bench.tui_clock:PaintClock",
+               "CORRAL_BENCH_START": repr(time.time()), "CORRAL_BENCH_OUT": out.name,
+               "CORRAL_BENCH_JOBS": str(JOBS), "CORRAL_BENCH_PORTS": str(LISTENING),
+               "COLUMNS": "160", "LINES": "50", "PYTHONPATH": str(ROOT)}  # fmt: skip
+        argv = [sys.executable, "-m", "corral", "tui", *([] if daemon else ["--no-daemon"])]
+        subprocess.run(argv, cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, check=True, timeout=60)  # fmt: skip
+        first, cpu, whole, source = out.read().split(maxsplit=3)
     want = "daemon" if daemon else "snapshots"
-    assert out[1] == want, f"the board came from {out[1:]}, not the {want}"
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (used.ru_utime + used.ru_stime)
-    return float(out[0]) * 1000, cpu * 1000
+    assert source.startswith(want), f"the board came from {source}, not the {want}"
+    return float(first), float(cpu), float(whole)
 
 
 # Run in a new process: the % of a core the tui's own work takes (its timer, reading and
@@ -89,6 +102,7 @@ class Calm:
     source = "calm"
     started = time.monotonic()
     def connect(self): pass
+    def ready(self): return None
     def read_log(self, *args): return [], None, None
     def board(self):
         age = 120.0 + time.monotonic() - self.started
@@ -170,12 +184,14 @@ def main() -> int:
         os.environ["CORRAL_HOME"] = home
         os.environ["SHELL"] = "/bin/sh"
         os.chdir(folder)  # the jobs' folder: this project
-        procs, _ = start_processes(JOBS, 0)
+        procs = start_jobs()
+        started = time.monotonic()
         try:
             direct = [first_paint(Path(folder), daemon=False) for _ in range(runs)]
             subprocess.run([sys.executable, "-m", "corral", "daemon", "--ensure"],
                            capture_output=True, check=True)  # fmt: skip
             served = [first_paint(Path(folder), daemon=True) for _ in range(runs)]
+            time.sleep(max(0.0, started + 65 - time.monotonic()))  # ages in minutes
             alone, both = idle_cpu(Path(folder), idle)
             own = calm_cpu(idle)
         finally:
@@ -186,12 +202,14 @@ def main() -> int:
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"corral tui benchmarks ({'quick' if args.quick else 'full'} run, {JOBS} jobs; "
               f"load average {load} on {os.cpu_count()} cores)")  # fmt: skip
-        for what, runs_ms in (("no daemon (a snapshot here)", direct),
+        for what, runs_ms in (("no daemon (jobs read here)", direct),
                               ("the daemon running", served)):  # fmt: skip
-            row(f"first paint, {what}, median", statistics.median(w for w, _ in runs_ms),
+            row(f"first paint, {what}, median", statistics.median(r[0] for r in runs_ms),
                 400, "ms")  # fmt: skip
-            row("  CPU the tui spent on it, median", statistics.median(c for _, c in runs_ms),
+            row("  CPU the tui spent on it, median", statistics.median(r[1] for r in runs_ms),
                 None, "ms")  # fmt: skip
+            row("  the whole board drawn (processes, listeners), median",
+                statistics.median(r[2] for r in runs_ms), None, "ms")  # fmt: skip
         row(f"CPU while open and idle, the tui's own work, nothing changing ({idle:g} s)", own,
             2, "%")  # fmt: skip
         row(f"CPU while open and idle, the tui ({idle:g} s)", alone, 2, "%")

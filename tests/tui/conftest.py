@@ -34,6 +34,9 @@ class FixedFeed:
     def connect(self) -> None:
         pass
 
+    def ready(self) -> tuple[dict[str, Any], list[str]] | None:
+        return None  # read by the app's first fetch, like a board the daemon serves
+
     def read_log(
         self, job: str, after: int | None, grep: str | None, tail: int
     ) -> tuple[list[str], int | None, str | None]:

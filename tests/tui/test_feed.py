@@ -118,4 +118,37 @@ def test_the_first_board_is_read_while_textual_loads(job: dict[str, Any]) -> Non
     got, _ = feed.board()
     assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
     assert got["cpu_measured"] is False  # drawn at once; measured from the next board on
-    assert feed.board()[0]["cpu_measured"] is True
+    assert got["complete"] is False  # the jobs alone: no other process read yet
+    assert got["unsupervised"] == got["other_listeners"] == []
+    whole, _ = feed.board()
+    assert whole["complete"] is True and whole["cpu_measured"] is True
+    assert _jobs(whole) == _jobs(got)
+
+
+def test_the_jobs_are_drawn_before_the_whole_board_is_read(
+    job: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    read = threading.Event()
+    whole = board_service.board
+
+    def slow(*args: Any, **kwargs: Any) -> board_service.Board:
+        read.wait(30)  # the machine's processes take long to read
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr(board_service, "board", slow)
+    feed = LiveFeed(Path.cwd(), use_daemon=False)
+    feed.prefetch()
+    app = ControlRoom(feed, folder=Path.cwd())
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        assert f"job:{job['id']}" in app.rows
+        assert "reading the other processes and listeners" in str(app.heading.render())
+        read.set()
+        await until(pilot, lambda: "reading" not in str(app.heading.render()), "the rest")
+
+    try:
+        run(app, scenario)
+    finally:
+        read.set()

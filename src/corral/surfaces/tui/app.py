@@ -114,15 +114,19 @@ class ControlRoom(App[None]):
             self.table.add_column(name, key=name)
         self.table.focus()
         self.watch(self.table, "scroll_y", self._scrolled, init=False)
-        self.connect()
+        early = self.feed.ready()
+        if early is not None:  # read while Textual loaded: in the first frame drawn
+            self.on_board_ready(BoardReady(*early, self.feed.source))
+        self.connect(fetch=early is None)
         if self.refresh_every:
             self.set_interval(self.refresh_every, self.tick)
 
     # -- the board -------------------------------------------------------------------------
 
     @work(thread=True, group="connect")
-    def connect(self) -> None:
-        self.fetch_board()  # the first paint does not wait for the daemon to start
+    def connect(self, fetch: bool) -> None:
+        if fetch:
+            self.fetch_board()  # the first paint does not wait for the daemon to start
         self.feed.connect()
 
     def tick(self) -> None:
@@ -149,10 +153,15 @@ class ControlRoom(App[None]):
         self.board = message.board
         self.boards += 1
         text = f"{summary(message.board)} · via {message.source}"
+        complete = message.board.get("complete", True)
+        if not complete:
+            text += " · reading the other processes and listeners …"
         if message.warnings:
             text += f" · warning: {message.warnings[0]}"
         self.set_heading(text)
         self.show_rows(hidden_may_wait=True)
+        if not complete:  # the jobs alone: the whole board once they are on the screen
+            self.call_after_refresh(self.tick)
 
     def _scrolled(self) -> None:
         if self._behind:

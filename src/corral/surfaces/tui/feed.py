@@ -27,6 +27,11 @@ class Feed(Protocol):
         """Get ready to serve boards cheaply (start the daemon); may take seconds."""
         ...
 
+    def ready(self) -> tuple[dict[str, Any], list[str]] | None:
+        """The first board, when it was read before the app started (`prefetch`) and is
+        there already; else None. Never blocks."""
+        ...
+
     def read_log(
         self, job: str, after: int | None, grep: str | None, tail: int
     ) -> tuple[list[str], int | None, str | None]:
@@ -45,6 +50,7 @@ class LiveFeed:
         self.daemon_up = False
         self.source = "snapshots" if not use_daemon else "snapshots (starting the daemon)"
         self._observed: Any = None
+        self._jobs_read = False  # whether the first board (the jobs alone) was read
         self._asked = False  # whether a daemon already running was looked for
         self._record: tuple[str, float] | None = None  # the job whose log is read, when
         self._record_data: Any = None  # its record (adapters.ledger.JobRecord) as read then
@@ -52,7 +58,8 @@ class LiveFeed:
         self._early_board: tuple[dict[str, Any], list[str]] | None = None
 
     def prefetch(self) -> None:
-        """Start reading the first board now, in a thread: it comes while Textual loads."""
+        """Start reading the first board now, in a thread: it comes while Textual loads (the
+        daemon's, or the jobs alone when none answers)."""
 
         def read() -> None:
             try:
@@ -63,9 +70,16 @@ class LiveFeed:
         self._early = threading.Thread(target=read, name="corral-first-board", daemon=True)
         self._early.start()
 
+    def ready(self) -> tuple[dict[str, Any], list[str]] | None:
+        early = self._early
+        if early is None or early.is_alive() or self._early_board is None:
+            return None
+        self._early = None
+        return self._early_board
+
     def connect(self) -> None:
-        if not self.use_daemon:
-            return
+        if not self.use_daemon or (self.daemon_up and self.source == "daemon"):
+            return  # the first board came from the daemon: it runs
         import subprocess
         import sys
 
@@ -133,17 +147,21 @@ class LiveFeed:
         return lines, cursor, note
 
     def _direct(self) -> tuple[dict[str, Any], list[str]]:
-        from corral.service import board, sessions
+        from corral.service import board
 
-        first = self._observed is None
+        if not self._jobs_read:  # the jobs alone first: drawn while the rest is read
+            self._jobs_read = True
+            view = board.jobs_board(self.folder)
+            return view.to_json(), view.warnings
+        from corral.service import sessions
+
         if self._observed is None:
             # drawn at once: what it saw is stored by the next refresh (a write can take
             # longer than the whole snapshot)
             self._observed = sessions.observe(remember=False)
         else:
             self._observed = sessions.refresh(self._observed)
-        # the first board is drawn at once; CPU is measured from the next one on
-        view = board.board(self.folder, observed=self._observed, cpu_interval=0 if first else 0.1)
+        view = board.board(self.folder, observed=self._observed)  # drawn after the jobs
         return view.to_json(), view.warnings
 
 
