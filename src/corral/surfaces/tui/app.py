@@ -170,7 +170,7 @@ class ControlRoom(App[None]):
     def set_heading(self, text: str) -> None:
         if text != self._heading:  # drawn again only when it changed
             self._heading = text
-            self.heading.update(Text(printable(text)))
+            self.heading.update(Text(printable(text)), layout=False)  # one line, always
 
     def show_rows(self, hidden_may_wait: bool = False) -> None:
         """Draw the board's rows touching only what changed: rows gone are removed, new ones
