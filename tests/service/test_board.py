@@ -66,3 +66,21 @@ def test_usage_is_reused_while_the_ledger_is_unchanged_and_never_after_a_change(
     assert {j.id: j.state for j in stopped.jobs}[second_job["id"]] == "stopped"
     assert stopping.stop([first_job["id"]]).ok
     assert USAGE_FOR <= 5  # ports are read every few seconds at most (DESIGN.md)
+
+
+def test_a_boards_tag_leaves_out_only_the_ages_of_what_runs() -> None:
+    running = {"id": "a", "state": "running", "age_seconds": 10.0, "ended_at": None}
+    ended = {"id": "b", "state": "exited", "age_seconds": 3.0, "ended_at": 1.0}
+    process = {"pid": 7, "age_seconds": 5.0, "cpu_percent": 0.0}
+    data = {"project": "/p", "jobs": [running, ended], "unsupervised": [process],
+            "other_listeners": [], "cpu_measured": True, "complete": True}  # fmt: skip
+    later = board.aged(data, 2.5)
+    assert [j["age_seconds"] for j in later["jobs"]] == [12.5, 3.0]
+    assert later["unsupervised"][0]["age_seconds"] == 7.5
+    assert board.tag(later, []) == board.tag(data, [])
+    busier = {**data, "unsupervised": [{**process, "cpu_percent": 3.0}]}
+    assert board.tag(busier, []) != board.tag(data, [])
+    assert board.tag(data, ["a warning"]) != board.tag(data, [])
+    assert board.tag({**data, "jobs": [running, {**ended, "age_seconds": 4.0}]}, []) != (
+        board.tag(data, [])
+    )

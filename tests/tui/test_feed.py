@@ -152,3 +152,45 @@ def test_the_jobs_are_drawn_before_the_whole_board_is_read(
         run(app, scenario)
     finally:
         read.set()
+
+
+def test_the_daemon_answers_an_unchanged_board_with_its_tag_alone(
+    job: dict[str, Any], corral_home: Path, no_daemon_left: None
+) -> None:
+    LiveFeed(Path.cwd()).connect()  # the daemon started as the tui starts it
+    transport = httpx.HTTPTransport(uds=str(corral_home / "corral.sock"))
+    url = f"/api/board?project={Path.cwd()}"
+    with httpx.Client(transport=transport, base_url="http://corral", timeout=30) as client:
+        first = client.get(url)
+        etag = first.headers["ETag"]
+        for _ in range(20):  # other suites' processes come and go: the board may change
+            again = client.get(url, headers={"If-None-Match": etag})
+            if again.status_code == 304:
+                break
+            assert again.status_code == 200 and again.headers["ETag"] != etag
+            etag = again.headers["ETag"]
+        assert again.status_code == 304 and again.content == b""
+        started = start_job("sleep 301")
+        changed = client.get(url, headers={"If-None-Match": etag})
+        assert changed.status_code == 200 and changed.headers["ETag"] != etag
+        assert started["id"] in [j["id"] for j in changed.json()["data"]["jobs"]]
+    from corral.service import stopping
+
+    assert stopping.stop([started["id"]]).ok
+
+
+def test_the_tui_ages_an_unchanged_board_it_has(job: dict[str, Any], no_daemon_left: None) -> None:
+    feed = LiveFeed(Path.cwd())
+    feed.connect()
+    feed.board()  # the first, drawn at once (CPU not measured)
+    previous, _ = feed.board()
+    for _ in range(20):  # other suites' processes come and go: the board may change
+        got, _ = feed.board()
+        if feed.unchanged:
+            break
+        previous = got
+    assert feed.unchanged == 1
+    assert _jobs(got) == _jobs(previous)
+    mine = next(j for j in got["jobs"] if j["id"] == job["id"])
+    before = next(j for j in previous["jobs"] if j["id"] == job["id"])
+    assert mine["age_seconds"] > before["age_seconds"]

@@ -122,3 +122,43 @@ def _jobs(ledger_key: Any, cpu_interval: float) -> jobs.Listing:
     with _LAST_LOCK:
         _LAST = (key, now, listing)
     return listing
+
+
+def tag(data: dict[str, Any], warnings: list[str]) -> str:
+    """What a board (`Board.to_json()`) says, but for the ages of what runs: it changes when
+    anything else does (a job, a state, a port, CPU, a process come or gone). A client that
+    has the board of a tag needs only `aged` while the tag stays the same."""
+    import hashlib
+    import json
+
+    def still(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if k != "age_seconds"} if _runs(row) else row
+
+    fixed = {
+        **data,
+        "jobs": [still(j) for j in data["jobs"]],
+        "unsupervised": [still(p) for p in data["unsupervised"]],
+        "warnings": warnings,
+    }
+    body = json.dumps(fixed, separators=(",", ":")).encode()
+    return '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+
+
+def aged(data: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """The board `seconds` later when its tag is still the same: what runs is older."""
+
+    def older(row: dict[str, Any]) -> dict[str, Any]:
+        if not _runs(row):
+            return row
+        return {**row, "age_seconds": round(row["age_seconds"] + seconds, 1)}
+
+    return {
+        **data,
+        "jobs": [older(j) for j in data["jobs"]],
+        "unsupervised": [older(p) for p in data["unsupervised"]],
+    }
+
+
+def _runs(row: dict[str, Any]) -> bool:
+    """A row whose age moves on: a job not ended, or a process (listed while it runs)."""
+    return row.get("ended_at") is None

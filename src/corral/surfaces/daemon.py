@@ -60,15 +60,27 @@ def health(timeout: float = 2.0) -> dict[str, Any] | None:
 def get(path: str, timeout: float = 5.0) -> tuple[Any, list[str]] | None:
     """The data and errors of the daemon's answer to `GET path` (a 200), or None when none
     answers on the socket (or answers something else)."""
+    answer = get_unless(path, None, timeout)
+    return None if answer is None else (answer[0], answer[1])
+
+
+def get_unless(
+    path: str, etag: str | None, timeout: float = 5.0
+) -> tuple[Any, list[str], str | None] | None:
+    """`get` with the ETag of what the caller has: (None, [], etag) when the daemon answers
+    that it is unchanged (304), else the data, errors and ETag of its answer (a 200); None
+    when none answers on the socket (or answers something else)."""
     conn = _UnixConnection(socket_path(), timeout)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers={"If-None-Match": etag} if etag else {})
         answer = conn.getresponse()
         body = answer.read()
+        if answer.status == 304 and etag:
+            return None, [], etag
         if answer.status != 200:
             return None
         doc = json.loads(body)
-        return doc["data"], list(doc["errors"])
+        return doc["data"], list(doc["errors"]), answer.getheader("ETag")
     except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException):
         return None
     finally:

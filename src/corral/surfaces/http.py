@@ -14,11 +14,11 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -237,10 +237,13 @@ def _only_params(request: Request, allowed: set[str]) -> None:
 # -- routes -----------------------------------------------------------------------------------
 
 Handler = Callable[[Request], Awaitable[JSONResponse]]
+Answer = TypeVar("Answer", bound=Response)
 
 
-def _checked(handler: Handler) -> Handler:
-    async def run(request: Request) -> JSONResponse:
+def _checked(
+    handler: Callable[[Request], Awaitable[Answer]],
+) -> Callable[[Request], Awaitable[Answer | JSONResponse]]:
+    async def run(request: Request) -> Answer | JSONResponse:
         try:
             return await handler(request)
         except BadRequest as exc:
@@ -306,7 +309,7 @@ def create_app(
         )
         return _reply(listing.to_json(), listing.warnings)
 
-    async def board_view(request: Request) -> JSONResponse:
+    async def board_view(request: Request) -> Response:
         _only_params(request, {"project", "quick"})
         project = request.query_params.get("project")
         if project is None or not os.path.isabs(project):
@@ -316,7 +319,13 @@ def create_app(
         view = await asyncio.to_thread(
             board.board, Path(project), observed=obs, cpu_interval=interval
         )
-        return _reply(view.to_json(), view.warnings)
+        data = view.to_json()
+        etag = board.tag(data, view.warnings)
+        if request.headers.get("if-none-match") == etag:  # the tui has it (ages aside)
+            return Response(status_code=304, headers={"ETag": etag})
+        answer = _reply(data, view.warnings)
+        answer.headers["ETag"] = etag
+        return answer
 
     async def _run_stop(session: str | None, targets: list[sessions.Target] | None) -> JSONResponse:
         # Shielded: an accepted stop finishes even if the client goes away.

@@ -50,6 +50,9 @@ class LiveFeed:
         self.daemon_up = False
         self.source = "snapshots" if not use_daemon else "snapshots (starting the daemon)"
         self._observed: Any = None
+        # the daemon's last board in full: data, warnings, ETag, when it came
+        self._served: tuple[dict[str, Any], list[str], str | None, float] | None = None
+        self.unchanged = 0  # boards the daemon answered were unchanged (304)
         self._jobs_read = False  # whether the first board (the jobs alone) was read
         self._asked = False  # whether a daemon already running was looked for
         self._record: tuple[str, float] | None = None  # the job whose log is read, when
@@ -123,10 +126,18 @@ class LiveFeed:
             # the first board is drawn at once; CPU is measured from the next one on
             fields = {"project": str(self.folder), **({"quick": "true"} if first else {})}
             query = urllib.parse.urlencode(fields)
-            answer = daemon.get(f"/api/board?{query}")
+            last = self._served
+            answer = daemon.get_unless(f"/api/board?{query}", last[2] if last else None)
             if answer is not None:
                 self.source = "daemon"
-                data, errors = answer
+                data, errors, etag = answer
+                now = time.monotonic()
+                if data is None and last is not None:  # unchanged but for the ages
+                    from corral.service import board
+
+                    self.unchanged += 1
+                    return board.aged(last[0], now - last[3]), last[1]
+                self._served = (data, errors, etag, now)
                 return data, errors
             self.daemon_up = False  # it went away: snapshots until it is started again
             if self.source == "daemon":
