@@ -137,6 +137,8 @@ def decide(
     found = find_jobs(line, cwd, home, extra_runners, package_scripts)
     if not isinstance(found, Found):
         return _untouched(False, found.reason)
+    if not found.runners and found.started_by_corral():
+        return _untouched(True, None)  # `corral run -d …`: never a supervisor in a supervisor
     if background:
         mode: Mode | None = Mode.TASK
         inner = line
