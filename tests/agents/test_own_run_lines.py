@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from corral.surfaces.claude import hook
-from tests.agents.hooks import run
+from tests.agents.hooks import output, run
 from tests.agents.opencode.test_opencode_hook import tool_before
 from tests.agents.qwen.test_qwen_hook import pre_tool_use as qwen_call
 from tests.agents.test_codex import pre_tool_use as codex_call
@@ -77,8 +77,34 @@ def test_corrals_own_run_in_the_background_runs_as_written(
     agent: str, how: str, tmp_path: Path
 ) -> None:
     server = f"python3 -m http.server {free_port()} --bind 127.0.0.1"
-    result = ask(agent, STARTS[how].format(server=server), tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    line = STARTS[how].format(server=server)
+    result = ask(agent, line, tmp_path)
+    if agent != "gemini":
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+        return
+    # Gemini's shells carry no session: the line is given it, nothing else.
+    tool_input = output(result)["hookSpecificOutput"]["tool_input"]
+    assert tool_input == {
+        "command": f"export CORRAL_SESSION=g-1; {line}",
+        "description": "serve",
+        "is_background": True,
+        "dir_path": "",
+    }
+
+
+def test_gemini_gives_corral_run_the_session(tmp_path: Path, corral_home: Path) -> None:
+    port = free_port()
+    server = f"python3 -m http.server {port} --bind 127.0.0.1"
+    line = f"{shlex.quote(sys.executable)} -m corral run -d -- {server}"
+    answer = output(ask("gemini", line, tmp_path))["hookSpecificOutput"]
+    done = subprocess.run(
+        ["sh", "-c", answer["tool_input"]["command"]], cwd=tmp_path, capture_output=True,
+        text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    jobs = corral_json("ls", "--all")["data"]
+    assert [(j["command"], j["ports"], j["session"]) for j in jobs] == [(server, [port], "g-1")]
+    corral("stop", "--all", check=True)
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -129,7 +155,8 @@ def test_a_held_port_is_refused_by_corral_run_not_the_hook(tmp_path: Path) -> No
     line = f"corral run -d -- python3 -m http.server {port} --bind 127.0.0.1"
     for agent in AGENTS:
         result = ask(agent, line, tmp_path)
-        assert (result.returncode, result.stdout) == (0, ""), agent
+        assert result.returncode == 0 and "corral refused" not in result.stdout, agent
+        assert agent == "gemini" or result.stdout == "", agent
     refused = corral("run", "-d", "--", *shlex.split(line)[4:], cwd=tmp_path)
     assert refused.returncode == 1 and "corral refused" in refused.stderr, refused.stderr
     corral("stop", "--all", check=True)

@@ -166,6 +166,15 @@ def decide(
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
 
 
+def started_by_corral(line: str, cwd: str, home: str) -> bool:
+    """The line starts its jobs through corral's own `run` or `restart` only (what `decide`
+    leaves as written, whatever the background flag says: `Found.started_by_corral`)."""
+    if len(line) > LINE_LIMIT:
+        return False
+    found = find_jobs(line, cwd, home, (), _EMPTY)
+    return isinstance(found, Found) and not found.runners and found.started_by_corral()
+
+
 def _rewrite(
     wrapper: Sequence[str],
     mode: Mode,
