@@ -10,40 +10,24 @@ import os
 import shlex
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from corral.surfaces.claude import hook
 from tests.agents.hooks import output, run
 from tests.agents.opencode.test_opencode_hook import tool_before
 from tests.agents.qwen.test_qwen_hook import pre_tool_use as qwen_call
 from tests.agents.test_codex import pre_tool_use as codex_call
 from tests.agents.test_gemini import before_tool as gemini_call
 from tests.helpers import corral, corral_json, free_port, start_job
-
-
-def claude_call(command: str, cwd: Path, **tool_input: Any) -> dict[str, Any]:
-    """PreToolUse as Claude Code sends it for a Bash call."""
-    return {
-        "hook_event_name": "PreToolUse",
-        "session_id": str(uuid.uuid4()),
-        "cwd": str(cwd),
-        "permission_mode": "default",
-        "tool_name": "Bash",
-        "tool_use_id": f"toolu_{uuid.uuid4().hex}",
-        "tool_input": {"command": command, "description": "serve", **tool_input},
-    }
+from tests.surfaces.claude.test_hook import payload as claude_call
+from tests.surfaces.claude.test_hook import run_hook as run_claude_hook
 
 
 def claude_hook(data: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        hook.command("pre-tool-use"), input=json.dumps(data), capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
+    return run_claude_hook("pre-tool-use", data)
 
 
 def ask(agent: str, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
