@@ -170,3 +170,20 @@ def test_a_briefing_for_no_folder_says_nothing_but_where_to_watch(
 ) -> None:
     out = output(run("opencode", "briefing", data))
     assert out == {"watch": str(corral_home / "ledger")}
+
+
+@PAYLOADS
+@given(
+    request=st.tuples(
+        VALUES, st.one_of(VALUES, st.just("TMP")), st.one_of(VALUES, st.just("compact"))
+    ),
+    extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
+)
+def test_any_briefing_request_with_no_job_running_gets_only_the_folder_to_watch(
+    request: tuple[Any, Any, Any], extra: dict[str, Any], tmp_path: Path, in_process: None
+) -> None:
+    session, directory, source = request
+    data = {**extra, "sessionID": session, "source": source}
+    data["directory"] = str(tmp_path) if directory == "TMP" else directory
+    out = json.loads(opencode.answer("briefing", data, os.environ["CORRAL_HOME"]) or "null")
+    assert out == {"watch": os.path.join(os.environ["CORRAL_HOME"], "ledger")}
