@@ -105,6 +105,8 @@ export const CorralPlugin = async (ctx: { directory?: string; worktree?: string 
     const answer = await asked
     // No answer: corral failed, this session goes without a briefing (never asked again).
     entry.watch = answer !== null && typeof answer.watch === "string" ? answer.watch : undefined
+    // The folder is known only from the first answer: its first stamp is taken after it (a
+    // job that changes during that first ask is told from the ledger's next change on).
     if (known === undefined) entry.stamp = await stamp(entry.watch)
     return entry.text
   }
