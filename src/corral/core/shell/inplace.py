@@ -15,7 +15,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from corral.core.shell.decision import Action, Decision, InPlace, Mode, same_dir, shell_words
+from corral.core.shell.decision import (
+    Action,
+    Decision,
+    InPlace,
+    Mode,
+    same_dir,
+    shell_words,
+    through_function,
+)
 from corral.core.shell.folders import NoFolder
 from corral.core.shell.jobs import Job, JobSpec, runner_job
 from corral.core.shell.midline import Background, Unit, read_background
@@ -78,7 +86,11 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
     for number, (unit, mine) in enumerate(moves):
         own = first if number == 0 else command_digest(f"{first}\0{number}")[:32]
         text = _wrap(wrapper, own, unit, [jobs[at].spec for at in mine], source)
-        wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
+        wrap = InPlace(mine[0], own, unit.start, unit.end, text)
+        if unit.head is not None:
+            before, after = through_function(unit.head, text)
+            wrap = wrap._replace(head=unit.head, amp=unit.amp, before=before, after=after)
+        wraps.append(wrap)
     decision = Decision(
         True, None, Action.WRAP, Mode.IN_PLACE, _splice(source, wraps), None, specs, first,
         tuple(wraps), tuple(notes),
@@ -118,7 +130,13 @@ def _splice(source: bytes, wraps: Sequence[InPlace]) -> str:
     out: list[bytes] = []
     at = 0
     for wrap in sorted(wraps, key=lambda w: w.start):
-        out += [source[at : wrap.start], wrap.text.encode("utf-8")]
-        at = wrap.end
+        if wrap.head is None:  # the command's bytes become the supervisor's command line
+            out += [source[at : wrap.start], wrap.text.encode("utf-8")]
+            at = wrap.end
+        else:  # every byte kept: a function before the command, its removal after `&`
+            behind = wrap.amp + 1
+            out += [source[at : wrap.start], wrap.before.encode("utf-8")]
+            out += [source[wrap.start : behind], wrap.after.encode("utf-8")]
+            at = behind
     out.append(source[at:])
     return b"".join(out).decode("utf-8")

@@ -46,6 +46,17 @@ _READS_SHELL = frozenset(
 # Unquoted text both bash and zsh take literally (anything else may be a pattern, `=cmd`,
 # `~` after `=` or a zsh qualifier).
 _PLAIN = re.compile(r"~?[A-Za-z0-9_@%+=:,./-]*")
+# A command word a function can stand for in bash (POSIX mode too) and zsh alike.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words no function can stand for: reserved words and precommand modifiers of bash or zsh,
+# and POSIX special builtins (found before functions in bash's POSIX mode).
+_NOT_A_FUNCTION = frozenset(
+    {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+     "do", "done", "in", "function", "time", "coproc", "repeat", "foreach", "end",
+     "nocorrect", "noglob", "command", "builtin", "exec", "declare", "export", "float",
+     "integer", "local", "readonly", "typeset", "break", "continue", "eval", "exit",
+     "return", "set", "shift", "times", "trap", "unset"}
+)  # fmt: skip
 
 
 class Unit(NamedTuple):
@@ -56,6 +67,7 @@ class Unit(NamedTuple):
     placed: tuple[Placed, ...]  # its simple commands with their folders
     cwd: str  # the calling shell's folder when it starts
     blocker: str | None  # why it cannot be moved under a supervisor (None: it can)
+    head: str | None = None  # its command word, when a function of that name can stand for it
 
 
 class Background(NamedTuple):
@@ -140,7 +152,8 @@ class _Walk:
             placed = tuple(self.placed[first:])
             blocker = self._blocker(node, placed, changed_before)
             start, end = _span(node)
-            self.units.append(Unit(start, end, amp.start_byte, False, placed, state.cwd, blocker))
+            unit = Unit(start, end, amp.start_byte, False, placed, state.cwd, blocker)
+            self.units.append(unit._replace(head=_head(node, self.source)))
         return after
 
     def _list(self, node: Node, state: _State, bg: bool, unit: bool) -> _State:
@@ -192,6 +205,29 @@ def _span(node: Node) -> tuple[int, int]:
         if all(r.start_byte >= body.end_byte and _one_target(r) for r in redirects):
             return body.start_byte, body.end_byte
     return node.start_byte, node.end_byte
+
+
+def _head(node: Node, source: bytes) -> str | None:
+    """The command word of a backgrounded list that is one simple command, when the child
+    the shell forks for `CMD &` looks it up as a function before running anything else:
+    a plain name (no quotes, variables or `/`), no assignment before it (it would reach the
+    supervisor's own environment), no redirection the supervisor's span would hold again.
+    None for every other shape: a list (zsh runs its leading builtins in the calling shell
+    itself), a pipeline (each command is a child of its own), a reserved word."""
+    command = node
+    if node.type == "redirected_statement":
+        command = node.child_by_field_name("body") or node
+        if (command.start_byte, command.end_byte) != _span(node):
+            return None  # a redirection inside the span
+    if command.type != "command" or command.children[0].type != "command_name":
+        return None  # an assignment or a redirection before the command word
+    if any(c.type.endswith("_redirect") for c in command.children):
+        return None
+    word = command.children[0].named_children
+    if len(word) != 1 or word[0].type != "word":
+        return None
+    name = source[word[0].start_byte : word[0].end_byte].decode("utf-8")
+    return name if _NAME.fullmatch(name) and name not in _NOT_A_FUNCTION else None
 
 
 def _one_target(redirect: Node) -> bool:
