@@ -1,6 +1,9 @@
 """Hypothesis: for any foreground line, the in-place rewrite leaves the line byte for byte
-as it is, or changes only the spans of commands sent to the background, each becoming one
-supervisor command line whose last word is exactly that span."""
+as it is, or changes only the spans of commands sent to the background. A backgrounded
+command's span runs from its first byte through its `&`; within it, either the command's
+bytes (less the redirections after a simple command) become one supervisor command line
+whose last word is exactly those bytes, or every byte stays and text is inserted only at
+the span's two ends (a function before the command, its removal right after the `&`)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corral.core.shell.plan import decide
+from tests.core.shell.test_midline_table import through_function
 
 CWD = "/w/proj"
 HOME = "/home/u"
@@ -70,16 +74,33 @@ def test_only_backgrounded_spans_change(line: str) -> None:
         kept = source[at : wrap.start]
         assert rebuilt[out : out + len(kept)] == kept  # bytes before the span: unchanged
         out += len(kept)
-        text = wrap.text.encode("utf-8")
-        assert rebuilt[out : out + len(text)] == text
-        out += len(text)
         span = source[wrap.start : wrap.end].decode("utf-8")
         argv = shlex.split(wrap.text)
         assert argv[0] == "S" and argv[-2] == "--" and argv[-1] == span
         assert "--async" in argv and "--detached" in argv
         assert _TO_AMP.match(line.encode("utf-8")[wrap.end :].decode("utf-8")), (line, span)
-        back.append(kept + source[wrap.start : wrap.end])
-        at = wrap.end
+        if wrap.head is None:  # the span becomes the supervisor's command line
+            text = wrap.text.encode("utf-8")
+            assert rebuilt[out : out + len(text)] == text
+            out += len(text)
+            back.append(kept + source[wrap.start : wrap.end])
+            at = wrap.end
+            continue
+        # the command keeps its bytes, `&` included: text goes in front of it and behind
+        # its `&`, nowhere else
+        assert span.split()[0] == wrap.head
+        before, after = (s.encode("utf-8") for s in through_function(wrap.head, wrap.text))
+        behind = wrap.amp + 1
+        assert source[wrap.amp : behind] == b"&"
+        assert rebuilt[out : out + len(before)] == before
+        out += len(before)
+        whole = source[wrap.start : behind]
+        assert rebuilt[out : out + len(whole)] == whole
+        out += len(whole)
+        assert rebuilt[out : out + len(after)] == after
+        out += len(after)
+        back.append(kept + whole)
+        at = behind
     assert rebuilt[out:] == source[at:]  # bytes after the last span: unchanged
     assert b"".join(back) + source[at:] == source
 

@@ -42,6 +42,7 @@ class InPlace(NamedTuple):
     amp: int = -1
     before: str = ""
     after: str = ""
+    statement: str = ""  # with a head: the command as the rewritten line has it, `&` and all
 
 
 # Set while corral's function stands for a command word (none of the user's did).

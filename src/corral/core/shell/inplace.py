@@ -89,7 +89,11 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         wrap = InPlace(mine[0], own, unit.start, unit.end, text)
         if unit.head is not None:
             before, after = through_function(unit.head, text)
-            wrap = wrap._replace(head=unit.head, amp=unit.amp, before=before, after=after)
+            kept = source[unit.start : unit.amp + 1].decode("utf-8")
+            wrap = wrap._replace(
+                head=unit.head, amp=unit.amp, before=before, after=after,
+                statement=before + kept + after,
+            )  # fmt: skip
         wraps.append(wrap)
     decision = Decision(
         True, None, Action.WRAP, Mode.IN_PLACE, _splice(source, wraps), None, specs, first,

@@ -65,8 +65,10 @@ _LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
 
 def explain_json(decision: Decision) -> dict[str, Any]:
     """The `data` of `corral explain --json`: exactly these keys (a contract). A job's
-    `rewritten` is its own in-place rewrite; `note` says why a job runs as written."""
-    rewritten = {w.job: w.text for w in decision.in_place}
+    `rewritten` is its own in-place rewrite (the command with its `&` and what surrounds it
+    when it keeps its text, else the supervisor's command line that replaces it); `note`
+    says why a job runs as written."""
+    rewritten = {w.job: w.statement or w.text for w in decision.in_place}
     notes = dict(decision.notes)
     return {
         "readable": decision.readable,
