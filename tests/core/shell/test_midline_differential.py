@@ -107,6 +107,9 @@ MULTI = [
     # `kill -KILL $!` kills the command, not only what runs in its place
     "mkfifo r; sh -c 'echo > r; exec sleep 5' > /dev/null & read x < r; kill -KILL $!; "
     "wait $!; echo rc=$?",
+    # nothing of the function that led the job to its supervisor is left in the shell
+    "sh -c 'exit 3' & wait $!; echo rc=$?; type sh; echo flag=${__corral_fn-unset}",
+    "mkfifo r; sh -c 'echo > r; exec sleep 5' & read x < r; kill -USR1 $!; wait $!; echo rc=$?",
 ]
 
 
@@ -266,3 +269,23 @@ def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path)
     assert as_written == padded + b"cd . && sh -c 'exec sleep 5' > /dev/null\n"
     assert rewritten == padded + moved.encode() + b"\n"
     assert moved.endswith(" --async -- 'cd . && sh -c '\\''exec sleep 5'\\'' > /dev/null'")
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+def test_a_users_function_of_that_name_runs_as_written_and_stays(
+    shell: str, corral_home: Path
+) -> None:
+    """A function of the command's name (one of Claude Code's shell snapshot) is the user's:
+    the child runs it as without corral (unsupervised), and it is still there afterwards."""
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
+    line = "sh -c 'exit 3' & wait $!; echo rc=$?; type sh"
+    rewritten = _rewrite(line, "/")
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    prelude = 'function sh { echo "user-sh $*"; }\n'
+    work = corral_home / "work"
+    as_written = _run(found, prelude + line, env, work)
+    moved = _run(found, prelude + rewritten, env, work)
+    assert moved == as_written
+    assert as_written[0].startswith(b"user-sh -c exit 3\nrc=0\nsh is a")
+    assert not list((corral_home / "ledger").glob("*.json"))  # no supervisor ran
