@@ -26,10 +26,10 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
 def test_a_list_sent_to_the_background_becomes_the_supervisors_command_line(
     tmp_path: Path,
 ) -> None:
-    line = "cd . && npm run dev & sleep 1"
+    line = "npm ci && npm run dev & sleep 1"
     out = corral("explain", "--", line, cwd=tmp_path).stdout
     rewritten = next(r for r in out.splitlines() if r.startswith("    rewritten in place: "))
-    assert rewritten.endswith(" --async -- 'cd . && npm run dev'"), rewritten
+    assert rewritten.endswith(" --async -- 'npm ci && npm run dev'"), rewritten
     assert "its text is kept" not in out
 
 

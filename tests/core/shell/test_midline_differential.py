@@ -107,6 +107,10 @@ MULTI = [
     # `kill -KILL $!` kills the command, not only what runs in its place
     "mkfifo r; sh -c 'echo > r; exec sleep 5' > /dev/null & read x < r; kill -KILL $!; "
     "wait $!; echo rc=$?",
+    # zsh runs the `cd` leading an async list in the calling shell itself, bash in the child
+    "cd sub && sh -c 'pwd' & wait; pwd",
+    "cd sub && pushd . && sh -c 'exit 5' & wait $!; echo rc=$?; pwd",
+    "cd no-such-dir 2>/dev/null && sh -c 'echo never' & wait; echo done",
     # nothing of the function that led the job to its supervisor is left in the shell
     "sh -c 'exit 3' & wait $!; echo rc=$?; type sh; echo flag=${__corral_fn-unset}",
     "mkfifo r; sh -c 'echo > r; exec sleep 5' & read x < r; kill -USR1 $!; wait $!; echo rc=$?",
@@ -253,39 +257,18 @@ def test_bashs_signal_notice_is_the_lines_own(corral_home: Path) -> None:
 
 
 def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path) -> None:
-    """A list keeps the old rewrite (zsh runs the builtins that lead an async list in the
-    calling shell itself, where a function would replace that shell): its notice has the
-    supervisor's command line, ending with the command, quoted, in place of the command.
-    Nothing run later can change the text the calling shell prints; the rest of the notice
-    (line, `$!`, signal name) and the exit status are as without corral."""
+    """A command no function can lead to the supervisor (here an assignment comes first,
+    which would reach the supervisor's own environment) keeps the old rewrite: its notice
+    has the supervisor's command line, ending with the command, quoted, in place of the
+    command. Nothing run later can change the text the calling shell prints; the rest of
+    the notice (line, `$!`, signal name) and the exit status are as without corral."""
     line = (
-        "cd . && sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; "
-        "echo rc=$?"
+        "X=1 sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
     )
     as_written, rewritten, decision = _notices(line, corral_home)
     moved = decision.in_place[0].text
     assert decision.in_place[0].head is None
     padded = b"/bin/bash: line 1: $! Hangup                  "
-    assert as_written == padded + b"cd . && sh -c 'exec sleep 5' > /dev/null\n"
-    assert rewritten == padded + moved.encode() + b"\n"
-    assert moved.endswith(" --async -- 'cd . && sh -c '\\''exec sleep 5'\\'' > /dev/null'")
-
-
-@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
-def test_a_users_function_of_that_name_runs_as_written_and_stays(
-    shell: str, corral_home: Path
-) -> None:
-    """A function of the command's name (one of Claude Code's shell snapshot) is the user's:
-    the child runs it as without corral (unsupervised), and it is still there afterwards."""
-    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
-    assert found is not None
-    line = "sh -c 'exit 3' & wait $!; echo rc=$?; type sh"
-    rewritten = _rewrite(line, "/")
-    env = line_environment({"CORRAL_HOME": str(corral_home)})
-    prelude = 'function sh { echo "user-sh $*"; }\n'
-    work = corral_home / "work"
-    as_written = _run(found, prelude + line, env, work)
-    moved = _run(found, prelude + rewritten, env, work)
-    assert moved == as_written
-    assert as_written[0].startswith(b"user-sh -c exit 3\nrc=0\nsh is a")
-    assert not list((corral_home / "ledger").glob("*.json"))  # no supervisor ran
+    assert as_written == padded + b"X=1 sh -c 'exec sleep 5' > /dev/null\n"
+    assert rewritten == padded + moved.encode() + b" > /dev/null\n"
+    assert moved.endswith(" --async -- 'X=1 sh -c '\\''exec sleep 5'\\'''")

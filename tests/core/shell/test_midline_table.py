@@ -5,16 +5,17 @@ part of the line), whose command line is `S --job T --detached --identity ID [--
 [--meta job_cwd=DIR] --async -- 'SPAN'` (ID: the identity the whole-line reader gives the
 same runner). The expected rewrite is built here, independently of the code:
 
-- `{{…}}`, a simple command whose command word a function can stand for: every byte stays;
+- `{{…}}`, a simple command whose command word a function can stand for, alone or after
+  `cd DIR &&` steps (`^` marks where that list starts): every byte stays;
   `typeset -f W … || { function W { … exec <command line>; }; … }; ` goes right before the
-  command and its removal right after its `&` (W: the span's first word), so the job notice
+  list and its removal right after its `&` (W: the span's first word), so the job notice
   bash prints names the command as written;
 - `[[…]]`, every other shape: the span's bytes become the command line. Which and why:
-  a list (`cd web && vite`: zsh runs the builtins leading an async list in the calling
-  shell, where a function would `exec` over that shell), a pipeline (each command is a child
-  of its own), an assignment first (`X=1 vite`: it would reach the supervisor's own
-  environment), a redirection inside the span or before the command, a command word that
-  is quoted, a path, not a plain name (`python3.11`) or a reserved word (`time`).
+  any other list (`npm i && vite`: zsh runs a function leading an async list in the
+  calling shell itself, where it would `exec` over that shell), a pipeline (each command is
+  a child of its own), an assignment first (`X=1 vite`: it would reach the supervisor's
+  own environment), a redirection inside the span or before the command, a command word
+  that is quoted, a path, not a plain name (`python3.11`) or a reserved word (`time`).
 
 Lines without markers stay byte for byte untouched: `note` names why a long runner stays
 as written, `reason` why the line cannot be read at all.
@@ -48,7 +49,7 @@ def through_function(head: str, text: str) -> tuple[str, str]:
 
 
 def _bare(marked: str) -> str:
-    return _MARK.sub(lambda m: m.group(1) or m.group(2), marked)
+    return _MARK.sub(lambda m: m.group(1) or m.group(2), marked).replace("^", "")
 
 
 @dataclass(frozen=True)
@@ -118,14 +119,14 @@ SHAPES = [
     M("sleep 1 & {{vite --port 4300}} & wait", 4300),
     M("{{vite --port 4400}} & echo started; {{next dev -p 4401}} & wait", 4400, 4401),
     # `cd dir &&`, pushd, folders
-    M("[[cd web && npm run dev]] & sleep 2", cwds=(f"{CWD}/web",)),
-    M("[[cd web && npm run dev > dev.log 2>&1]] & sleep 2", cwds=(f"{CWD}/web",)),
-    M("[[cd /srv/app && vite]] & sleep 1", 5173, cwds=("/srv/app",)),
-    M("[[cd ~/site && vite]] & sleep 1", 5173, cwds=(f"{HOME}/site",)),
-    M("[[pushd web && vite]] & sleep 1", 5173, cwds=(f"{CWD}/web",)),
+    M("^cd web && {{npm run dev}} & sleep 2", cwds=(f"{CWD}/web",)),
+    M("^cd web && {{npm run dev}} > dev.log 2>&1 & sleep 2", cwds=(f"{CWD}/web",)),
+    M("^cd /srv/app && {{vite}} & sleep 1", 5173, cwds=("/srv/app",)),
+    M("^cd ~/site && {{vite}} & sleep 1", 5173, cwds=(f"{HOME}/site",)),
+    M("^pushd web && {{vite}} & sleep 1", 5173, cwds=(f"{CWD}/web",)),
     M("cd web; {{vite}} & sleep 1", 5173, cwds=(f"={CWD}/web",)),
-    M("[[cd web && vite]] & sleep 1", cwds=(f"{CWD}/web",)),
-    M("[[cd a && vite]] & [[cd b && next dev]] & wait", cwds=(f"{CWD}/a", f"{CWD}/b")),
+    M("^cd web && {{vite}} & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^cd a && {{vite}} & ^cd b && {{next dev}} & wait", cwds=(f"{CWD}/a", f"{CWD}/b")),
     M("{{env -C web vite}} & sleep 1", cwds=(f"{CWD}/web",)),
     M("{{npm --prefix web run dev}} & sleep 1", cwds=(f"{CWD}/web",)),
     # nohup, setsid, env, redirections around it
@@ -143,7 +144,7 @@ SHAPES = [
     M("{{vite --port 4605}} < /dev/null & sleep 1", 4605),
     M("{{vite --port 4606}} >> 'my log.txt' 2>&1 & sleep 1", 4606),
     M("[[vite --port 4607 > a.log --host 0.0.0.0]] & sleep 1", 4607),
-    M("[[cd web && vite > vite.log 2>&1]] & sleep 1", 5173, cwds=(f"{CWD}/web",)),
+    M("^cd web && {{vite}} > vite.log 2>&1 & sleep 1", 5173, cwds=(f"{CWD}/web",)),
     # pipelines and lists as the backgrounded command
     M("[[vite --port 4700 | tee vite.log]] & sleep 1", 4700),
     M("[[vite --port 4701 2>&1 | grep -v debug]] & sleep 1", 4701),
@@ -153,11 +154,11 @@ SHAPES = [
     M("{{npm run dev}} & sleep 2; wait $!"),
     # subshells and brace groups
     M("({{npm run dev}} &) ; sleep 1"),
-    M("([[cd web && vite]] &); sleep 1", cwds=(f"{CWD}/web",)),
+    M("(^cd web && {{vite}} &); sleep 1", cwds=(f"{CWD}/web",)),
     M("{ {{vite --port 4800}} & } ; sleep 1", 4800),
-    M("{ [[cd web && vite]] & }; sleep 1", cwds=(f"{CWD}/web",)),
+    M("{ ^cd web && {{vite}} & }; sleep 1", cwds=(f"{CWD}/web",)),
     M("{ cd web; {{vite}} & }; sleep 1", cwds=(f"={CWD}/web",)),
-    M("([[cd web && vite]] & sleep 1); ls", cwds=(f"{CWD}/web",)),
+    M("(^cd web && {{vite}} & sleep 1); ls", cwds=(f"{CWD}/web",)),
     M("(cd web; {{vite}} & sleep 1); ls", cwds=(f"={CWD}/web",)),
     M("( {{vite --port 4801}} & {{next dev -p 4802}} & wait )", 4801, 4802),
     # the trailing `&` of a line that also has one mid-line
@@ -168,7 +169,7 @@ SHAPES = [
     M("{{npm run dev -- --name 'my app'}} & sleep 1"),
     M('{{npm run dev -- --name "my app"}} & sleep 1'),
     M('{{npm run dev -- --name "it\'s"}} & sleep 1'),
-    M("[[cd 'my app' && npm run dev]] & sleep 1", cwds=(f"{CWD}/my app",)),
+    M("^cd 'my app' && {{npm run dev}} & sleep 1", cwds=(f"{CWD}/my app",)),
     M("{{vite --port 5000}} & sleep 1\nwait", 5000),
     # a simple command keeps the old rewrite where no function can stand for its word
     M("[['vite' --port 4950]] & sleep 1", 4950),
@@ -178,6 +179,12 @@ SHAPES = [
     M("[[time vite --port 4951]] & sleep 1", 4951),
     M("[[2>/dev/null vite --port 4954]] & sleep 1", 4954),
     M("{{nice vite --port 4953}} & sleep 1", 4953),
+    # a list keeps the old rewrite unless only `cd DIR &&` steps lead to its last command
+    M("[[cd web && vite --port 4990 | tee l]] & sleep 1", 4990, cwds=(f"{CWD}/web",)),
+    M("[[cd web && PORT=3007 npm run dev]] & sleep 1", 3007, cwds=(f"{CWD}/web",)),
+    M("[[cd web > /dev/null && vite --port 4991]] & sleep 1", 4991, cwds=(f"{CWD}/web",)),
+    M("[[cd web && vite --port 4992 && echo done]] & sleep 1", 4992, cwds=(f"{CWD}/web",)),
+    M("^cd a && cd b && {{vite --port 4993}} & sleep 1", 4993, cwds=(f"{CWD}/a/b",)),
     M("{{npm run dev}} 2>&1 > log & sleep 1"),
     # not long runners: they run as written
     N("sleep 1 & wait"),
@@ -244,14 +251,16 @@ def _expected(case: Case, decision: Decision) -> str:
             amp = _TO_AMP.match(between)
             assert amp is not None, between
             between = between[: amp.end()] + after + between[amp.end() :]
-        out.append(_bare(between))
+        out.append(_MARK.sub(lambda m: m.group(1) or m.group(2), between))
         text = _command_line(case, decision, number, span)
         if match.group(1) is not None:
             out.append(text)
             after = ""
         else:
             before, after = through_function(span.split()[0], text)
-            out.append(before + span)
+            opens = out[-1].rfind("^") if "^" in between else len(out[-1])
+            out[-1] = out[-1][:opens] + before + out[-1][opens:]
+            out.append(span)
         at = match.end()
     rest = case.marked[at:]
     if after:
@@ -259,7 +268,7 @@ def _expected(case: Case, decision: Decision) -> str:
         assert amp is not None, rest
         rest = rest[: amp.end()] + after + rest[amp.end() :]
     out.append(_bare(rest))
-    return "".join(out)
+    return "".join(out).replace("^", "")
 
 
 def _command_line(case: Case, decision: Decision, number: int, span: str) -> str:

@@ -70,7 +70,7 @@ def test_subshell_group_and_setsid_shapes_are_rewritten(tmp_path: Path) -> None:
         "({} &); sleep 1": ("{}", "; }"),
         "{{ {} & }}; sleep 1": ("{}", "; }"),
         "setsid {} & sleep 1": ("setsid {}", "; }"),
-        "( cd web && {} & wait )": ("cd web && {}", " &"),
+        "( cd web && {} & wait )": ("{}", "; }"),
     }
     for at, (shape, (moved, behind)) in enumerate(shapes.items()):
         server = f"python3 -m http.server {free_port()}"

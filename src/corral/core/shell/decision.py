@@ -30,8 +30,9 @@ class InPlace(NamedTuple):
     """One backgrounded command run by a supervisor of its own (`token`), whose command line
     is `text` (`<supervisor> -- 'CMD'`, CMD being bytes start..end of the line). Without a
     `head`, bytes start..end become `text`. With one, the line keeps every byte: `before`
-    (a function named `head` that execs `text`) goes in front of the command, and `after`
-    (which removes that function) right behind its `&`, at byte `amp` + 1."""
+    (a function named `head` that execs `text`) goes in front of the backgrounded list at
+    byte `opens` (the command itself, or the `cd DIR &&` before it), and `after` (which
+    removes that function) right behind its `&`, at byte `amp` + 1."""
 
     job: int  # its index in Decision.jobs
     token: str
@@ -39,6 +40,7 @@ class InPlace(NamedTuple):
     end: int
     text: str
     head: str | None = None
+    opens: int = -1
     amp: int = -1
     before: str = ""
     after: str = ""

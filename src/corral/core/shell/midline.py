@@ -67,7 +67,16 @@ class Unit(NamedTuple):
     placed: tuple[Placed, ...]  # its simple commands with their folders
     cwd: str  # the calling shell's folder when it starts
     blocker: str | None  # why it cannot be moved under a supervisor (None: it can)
-    head: str | None = None  # its command word, when a function of that name can stand for it
+    head: Head | None = None  # the command a function of its name leads to the supervisor
+
+
+class Head(NamedTuple):
+    """The simple command a backgrounded list's forked child runs last (the only one, or
+    the one after `cd DIR &&`), whose command word a function can stand for."""
+
+    name: str
+    start: int  # its bytes, less the redirections after it
+    end: int
 
 
 class Background(NamedTuple):
@@ -207,27 +216,60 @@ def _span(node: Node) -> tuple[int, int]:
     return node.start_byte, node.end_byte
 
 
-def _head(node: Node, source: bytes) -> str | None:
-    """The command word of a backgrounded list that is one simple command, when the child
-    the shell forks for `CMD &` looks it up as a function before running anything else:
-    a plain name (no quotes, variables or `/`), no assignment before it (it would reach the
-    supervisor's own environment), no redirection the supervisor's span would hold again.
-    None for every other shape: a list (zsh runs its leading builtins in the calling shell
-    itself), a pipeline (each command is a child of its own), a reserved word."""
-    command = node
+def _head(node: Node, source: bytes) -> Head | None:
+    """The command a function named after its command word leads to the supervisor, in the
+    child the shell forks for `LIST &`, with nothing else of the list left to run: LIST is
+    one simple command, or one after `cd DIR &&`/`pushd DIR &&` (bash runs those in the
+    child, zsh in the calling shell itself; both fork for the last command and look it up
+    there). None for every other shape: an external command or a pipeline before it (zsh
+    would run a function of that name in the calling shell, and each command of a
+    pipeline is a child of its own), an assignment before the command word (it would reach
+    the supervisor's own environment), a redirection inside the span or before the word, a
+    word that is quoted, a path, not a plain name or a reserved word."""
+    redirects: list[Node] = []
     if node.type == "redirected_statement":
-        command = node.child_by_field_name("body") or node
-        if (command.start_byte, command.end_byte) != _span(node):
-            return None  # a redirection inside the span
-    if command.type != "command" or command.children[0].type != "command_name":
-        return None  # an assignment or a redirection before the command word
+        redirects = node.children_by_field_name("redirect")
+        node = node.child_by_field_name("body") or node
+    parts = _and_list(node)
+    if parts is None or any(r.start_byte < parts[-1].end_byte for r in redirects):
+        return None  # a redirection before the last command's word
+    if not all(_one_target(r) for r in redirects):
+        return None
+    *first, last = parts
+    if any(_word_of(p, source) not in _FIRST for p in first):
+        return None
+    name = _word_of(last, source)
+    if name is None or not _NAME.fullmatch(name) or name in _NOT_A_FUNCTION | _FIRST:
+        return None
+    return Head(name, last.start_byte, last.end_byte)
+
+
+# What may come before the command a function leads to the supervisor, in the same list.
+_FIRST = frozenset({"cd", "pushd"})
+
+
+def _and_list(node: Node) -> list[Node] | None:
+    """The commands of `a && b && c`, in order; None if any is not a simple command."""
+    if node.type == "list":
+        left, op, right = node.children if len(node.children) == 3 else (None, None, None)
+        if left is None or right is None or op is None or op.type != "&&":
+            return None
+        head, tail = _and_list(left), _and_list(right)
+        return None if head is None or tail is None else head + tail
+    return [node] if node.type == "command" else None
+
+
+def _word_of(command: Node, source: bytes) -> str | None:
+    """The plain command word of a simple command with nothing before it (no assignment,
+    no redirection) and no redirection among its words, or None."""
+    if command.children[0].type != "command_name":
+        return None
     if any(c.type.endswith("_redirect") for c in command.children):
         return None
     word = command.children[0].named_children
     if len(word) != 1 or word[0].type != "word":
         return None
-    name = source[word[0].start_byte : word[0].end_byte].decode("utf-8")
-    return name if _NAME.fullmatch(name) and name not in _NOT_A_FUNCTION else None
+    return source[word[0].start_byte : word[0].end_byte].decode("utf-8")
 
 
 def _one_target(redirect: Node) -> bool:
