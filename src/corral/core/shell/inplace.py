@@ -3,11 +3,20 @@ mid-line: each such command alone goes under a supervisor of its own, every othe
 the line stays as it is.
 
     npm run dev & sleep 2; curl -s localhost:5173
-    ->  <supervisor> --job T --detached --identity D --port 5173 --async -- 'npm run dev' &
-        sleep 2; curl -s localhost:5173
+    ->  typeset -f npm >/dev/null 2>&1 || { function npm { case $- in *m*) ;; *)
+        trap '' INT QUIT;; esac; exec <supervisor> --job T … --async -- 'npm run dev'; };
+        __corral_fn=1; }; npm run dev & [ -z "${__corral_fn-}" ] || { unset -f npm;
+        unset __corral_fn; }; sleep 2; curl -s localhost:5173
 
-`$!` is then the supervisor's pid, `wait $!` gives the command's status, and the job lives
-on, supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
+The command keeps its text (bash's job notices name it as written): a function of its
+command word, defined just before it and removed just after its `&`, makes the child the
+shell forks for it `exec` the supervisor. Where no function can stand for it (midline._head
+says which shapes), its bytes become the supervisor's command line instead:
+
+    X=1 vite & sleep 1  ->  <supervisor> --job T … --async -- 'X=1 vite' & sleep 1
+
+Either way `$!` is the supervisor's pid, `wait $!` gives the command's status, and the job
+lives on, supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Commands a line sends to the background mid-line (`api & web & wait`), read exactly.
 
-A shell runs `CMD &` in a child of its own: the supervisor can take that child's place,
-`CMD &` becoming `<supervisor> -- 'CMD' &`, with every other byte of the line unchanged.
+A shell runs `CMD &` in a child of its own: the supervisor can take that child's place
+(`exec`ed by a function of CMD's command word, or `CMD &` becoming `<supervisor> -- 'CMD'
+&`), with every other byte of the line unchanged (inplace.py; `_head` says which way).
 That is only exact when a new shell given CMD's text does what the calling shell would
 have done with it, so a backgrounded list is movable only when its words are plain text
 (no variables, no patterns the two shells may expand differently), it uses none of the

@@ -4,10 +4,10 @@
 
 The whole line goes to the supervisor unchanged, never split; except that a long runner a
 foreground line sends to the background mid-line (`npm run dev & sleep 2; curl …`) is
-rewritten in place, `CMD &` becoming `<supervisor> -- 'CMD' &` with every other byte kept
-(inplace.py). A line corral cannot read with certainty runs as written and is neither
-recorded nor refused. Pure, except that job tokens are drawn from os.urandom when none is
-given.
+rewritten in place, `CMD &` running `<supervisor> -- 'CMD'` in the child the shell forks
+for it, every other byte kept (inplace.py). A line corral cannot read with certainty runs
+as written and is neither recorded nor refused. Pure, except that job tokens are drawn from
+os.urandom when none is given.
 """
 
 from __future__ import annotations
