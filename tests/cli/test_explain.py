@@ -12,12 +12,25 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
     assert out.startswith("supervised in place: each long runner"), out
     rows = out.splitlines()
     shell = rows[rows.index("The agent's shell runs:") + 1]
-    assert shell.endswith(" -- 'npm run dev' & sleep 1; echo hi"), shell
-    assert " --detached " in shell and " --async -- 'npm run dev' " in shell
+    after = ' [ -z "${__corral_fn-}" ] || { unset -f npm; unset __corral_fn; };'
+    assert shell.endswith(f"; }}; __corral_fn=1; }}; npm run dev &{after} sleep 1; echo hi")
+    assert shell.startswith("  typeset -f npm >/dev/null 2>&1 || { function npm { ")
+    assert " --detached " in shell and " --async -- 'npm run dev'; }" in shell
     job = next(r for r in rows if r.startswith("  job: "))
     assert job.startswith(f"  job: npm run dev  (in {tmp_path}, identity ")
     rewritten = next(r for r in rows if r.startswith("    rewritten in place: "))
-    assert rewritten.endswith("-- 'npm run dev'")
+    assert rewritten.endswith(f"-- 'npm run dev'; }}; __corral_fn=1; }}; npm run dev &{after}")
+    assert "    (its text is kept, so the shell's job notices name it as written: a\n" in out
+
+
+def test_a_list_sent_to_the_background_becomes_the_supervisors_command_line(
+    tmp_path: Path,
+) -> None:
+    line = "npm ci && npm run dev & sleep 1"
+    out = corral("explain", "--", line, cwd=tmp_path).stdout
+    rewritten = next(r for r in out.splitlines() if r.startswith("    rewritten in place: "))
+    assert rewritten.endswith(" --async -- 'npm ci && npm run dev'"), rewritten
+    assert "its text is kept" not in out
 
 
 def test_each_rewritten_command_shows_its_identity_folder_and_port(tmp_path: Path) -> None:

@@ -84,12 +84,18 @@ def main(args: argparse.Namespace) -> int:
         )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
-    for job in data["jobs"]:
+    kept = {w.job for w in decision.in_place if w.head is not None}
+    for index, job in enumerate(data["jobs"]):
         port = f", port {job['port']}" if job["port"] else ""
         where = f"(in {job['cwd']}{port}, identity {job['identity']})"
         out.write(printable(f"  job: {job['display']}  {where}") + "\n")
         if job["rewritten"]:
             out.write(printable(f"    rewritten in place: {job['rewritten']}") + "\n")
+            if index in kept:
+                out.write(
+                    "    (its text is kept, so the shell's job notices name it as written: a\n"
+                    "    function of its command word runs the supervisor in its place)\n"
+                )
         elif job["note"]:
             out.write(printable(f"    runs as written: {job['note']}") + "\n")
     return 0

@@ -4,10 +4,10 @@
 
 The whole line goes to the supervisor unchanged, never split; except that a long runner a
 foreground line sends to the background mid-line (`npm run dev & sleep 2; curl …`) is
-rewritten in place, `CMD &` becoming `<supervisor> -- 'CMD' &` with every other byte kept
-(inplace.py). A line corral cannot read with certainty runs as written and is neither
-recorded nor refused. Pure, except that job tokens are drawn from os.urandom when none is
-given.
+rewritten in place, `CMD &` running `<supervisor> -- 'CMD'` in the child the shell forks
+for it, every other byte kept (inplace.py). A line corral cannot read with certainty runs
+as written and is neither recorded nor refused. Pure, except that job tokens are drawn from
+os.urandom when none is given.
 """
 
 from __future__ import annotations
@@ -65,8 +65,10 @@ _LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
 
 def explain_json(decision: Decision) -> dict[str, Any]:
     """The `data` of `corral explain --json`: exactly these keys (a contract). A job's
-    `rewritten` is its own in-place rewrite; `note` says why a job runs as written."""
-    rewritten = {w.job: w.text for w in decision.in_place}
+    `rewritten` is its own in-place rewrite (the command with its `&` and what surrounds it
+    when it keeps its text, else the supervisor's command line that replaces it); `note`
+    says why a job runs as written."""
+    rewritten = {w.job: w.statement or w.text for w in decision.in_place}
     notes = dict(decision.notes)
     return {
         "readable": decision.readable,
