@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import corral
 
 
@@ -63,3 +65,13 @@ def test_a_plain_line_has_no_job(tmp_path: Path) -> None:
 def test_a_trailing_ampersand_is_supervised(tmp_path: Path) -> None:
     out = corral("explain", "--", "npm run dev &", cwd=tmp_path).stdout
     assert out.startswith("supervised (detached mode).")
+
+
+@pytest.mark.parametrize("background", [[], ["--background"]])
+def test_corrals_own_run_is_said_to_supervise_itself(background: list[str], tmp_path: Path) -> None:
+    line = "corral run -d -- python3 -m http.server 8999 &"
+    out = corral("explain", *background, "--", line, cwd=tmp_path).stdout
+    assert out == (
+        "untouched: corral's own `run` starts the job under its supervisor and refuses a\n"
+        "duplicate or a held port itself; no second supervisor wraps it. It runs as written.\n"
+    )

@@ -24,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from corral.core.shell.plan import explain_json
+    from corral.core.shell.plan import explain_json, started_by_corral
     from corral.errors import UsageError
     from corral.service.admission import admit
 
@@ -81,6 +81,11 @@ def main(args: argparse.Namespace) -> int:
             "untouched: it runs as written (corral supervises a job sent to the background\n"
             "only when `&` ends the line, or a long runner sent there mid-line); no job\n"
             "below duplicates a running one.\n"
+        )
+    elif started_by_corral(line, cwd, os.path.expanduser("~")):
+        out.write(
+            "untouched: corral's own `run` starts the job under its supervisor and refuses a\n"
+            "duplicate or a held port itself; no second supervisor wraps it. It runs as written.\n"
         )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
