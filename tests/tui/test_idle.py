@@ -80,3 +80,32 @@ def test_jobs_started_together_keep_their_order_when_their_ages_round_alike() ->
         assert app.cells_redrawn == before
 
     run(app, scenario)
+
+
+def test_a_cell_changed_on_the_screen_redraws_its_row_alone() -> None:
+    # A DataTable redraws every row on the screen for one cell changed: with the ages of
+    # jobs younger than a minute counting, that was the whole screen every second.
+    app = fixed_app(MANY)
+
+    async def scenario(pilot: Pilot[Any]) -> None:
+        await pilot.pause(0.2)  # the first frames drawn
+        drawn: list[int] = []
+        table = app.table
+        render_line = table.render_line
+
+        def counted(y: int) -> Any:
+            drawn.append(y)
+            return render_line(y)
+
+        table.render_line = counted  # type: ignore[method-assign]
+        jobs = [dict(j) for j in MANY["jobs"]]
+        jobs[0]["age_seconds"] = 200.0  # 1m -> 3m, the newest job's age on the screen
+        app.feed.data = {**MANY, "jobs": jobs}  # type: ignore[attr-defined]
+        app.fetch_board()
+        await until(pilot, lambda: app.boards == 2, "the second board")
+        await pilot.pause(0.2)
+        row = app.order.index("job:0000" + "0" * 28)
+        assert app.table.get_row_at(row)[3].plain == "3m"
+        assert set(drawn) == {row + 1}  # below the header: its line alone
+
+    run(app, scenario)

@@ -22,11 +22,12 @@ from corral.surfaces.tui.confirm import Confirm
 from corral.surfaces.tui.feed import Feed
 from corral.surfaces.tui.messages import ActionDone, BoardReady, LogLines
 from corral.surfaces.tui.rows import COLUMNS, Row, build, summary
+from corral.surfaces.tui.table import JobsTable
 
 LOG_TAIL = 500  # lines of a job's log shown when it is selected
-# Rows below the screen that changed are drawn when scrolled to, or at most this often: any
-# change to a Textual DataTable redraws every row on the screen (~50 ms of CPU for a full
-# screen), and agent sessions' processes come and go at the bottom every second.
+# Rows below the screen that changed are drawn when scrolled to, or at most this often: a row
+# added to or removed from a Textual DataTable redraws every row on the screen (~50 ms of CPU
+# for a full screen), and agent sessions' processes come and go at the bottom every second.
 OFFSCREEN_EVERY = 10.0
 
 
@@ -96,7 +97,7 @@ class ControlRoom(App[None]):
         self._reading_log = False
 
         self.heading = Static("corral", id="heading")
-        self.table: DataTable[Text] = DataTable(id="jobs", cursor_type="row")
+        self.table = JobsTable(id="jobs", cursor_type="row")
         self.result = Static("", id="result")
         self.filter_box = Input(placeholder="filter rows", id="filter")
         self.log_view = Log(id="log", max_lines=5000)
@@ -211,7 +212,7 @@ class ControlRoom(App[None]):
                 for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
                     if was != now or restyle:
                         text = Text(now, style)
-                        table.update_cell(row.key, COLUMNS[column], text)
+                        table.set_cell(row.key, COLUMNS[column], text)
                         self.cells_redrawn += 1
                         if column == 0:
                             self._first[row.key] = text
