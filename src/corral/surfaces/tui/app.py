@@ -198,6 +198,7 @@ class ControlRoom(App[None]):
                 self._born.pop(self.rows[key].job or "", None)
                 del self.rows[key], self._first[key]
         added = []
+        changed: list[tuple[str, str, Text]] = []
         for row in rows:
             old = self.rows.get(row.key)
             style = _style(row)
@@ -212,11 +213,12 @@ class ControlRoom(App[None]):
                 for column, (was, now) in enumerate(zip(old.cells, row.cells, strict=True)):
                     if was != now or restyle:
                         text = Text(now, style)
-                        table.set_cell(row.key, COLUMNS[column], text)
+                        changed.append((row.key, COLUMNS[column], text))
                         self.cells_redrawn += 1
                         if column == 0:
                             self._first[row.key] = text
             self.rows[row.key] = row
+        table.set_cells(changed)
         order = list(wanted)
         if kept + added != order:  # new rows were added at the end: move them into place
             rank = {id(self._first[key]): i for i, key in enumerate(order)}
