@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from corral.core.shell.decision import Reading
     from corral.core.shell.plan import Decision
 
 
@@ -27,21 +28,44 @@ def admit_line(
     """The admission every agent's hook asks for one line (service.admission.admit) with the
     user's configuration: their long runners, grace period and backend. `detach_to`: see
     `core.shell.plan.decide`."""
+    from corral.service.admission import admit_reading
+
+    reading = read_line(
+        line,
+        cwd=cwd,
+        background=background,
+        session=session,
+        agent=agent,
+        settings=settings,
+        detach_to=detach_to,
+    )
+    return admit_reading(reading, accept=accept, holder=holder, reserve=reserve)
+
+
+def read_line(
+    line: str,
+    *,
+    cwd: str,
+    background: bool,
+    session: "str | None" = None,
+    agent: "str | None" = None,
+    settings: "dict[str, Any] | None" = None,
+    detach_to: "str | None" = None,
+) -> "Reading":
+    """`line` read with the user's configuration, before it meets the live jobs (the first
+    half of `admit_line`; `service.admission.admit_reading` is the second)."""
     from corral import config
     from corral.service import claude
-    from corral.service.admission import admit
+    from corral.service.admission import read
 
     settings = config.load() if settings is None else settings
-    return admit(
+    return read(
         line,
         background=background,
         cwd=cwd,
         wrapper=claude.wrapper(settings, session=session, agent=agent),
         extra_runners=config.extra_runners(settings),
-        accept=accept,
-        holder=holder,
         detach_to=detach_to,
-        reserve=reserve,
     )
 
 

@@ -36,9 +36,16 @@ from corral.surfaces.claude.notes import (
     active,
     note_background,
     notes_dir,
+    nothing_to_supervise,
+    reading_of,
     take_note,
-    take_untouched,
+    take_reading,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.core.claude.shell_string import Embedded
+    from corral.core.shell.decision import Decision
 
 __all__ = ["CHAINED", "NAME", "PREFIX", "active", "note_background", "take_note"]
 _TAIL = "' < /dev/null && pwd -P >| /"
@@ -138,8 +145,10 @@ def as_it_came(string: str, chained: str, environ: dict[bytes, bytes]) -> list[s
 
 
 def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> Plan:
-    """How to run `string`, decided by the line reader and admission."""
-    from corral.core.claude.shell_string import compose, read
+    """How to run `string`: the line read (what the PreToolUse hook's reader found, from its
+    note, or the line reader here), then checked against the live jobs (admission), then
+    launched."""
+    from corral.core.claude.shell_string import read
 
     found = read(string)
     if found is None:
@@ -152,7 +161,11 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     session_bytes = environ.get(b"CLAUDE_CODE_SESSION_ID")
     session = found.session or (session_bytes.decode() if session_bytes else None)
     background = bool(session) and take_note(home, session or "", found.command)
-    if session and not background and take_untouched(home, session, os.getcwd(), found.command):
+    cwd = os.getcwd()
+    noted = (
+        take_reading(home, session, cwd, found.command, background=background) if session else None
+    )
+    if noted is not None and nothing_to_supervise(noted):
         return Plan(as_it_came(string, chained, environ))  # the hook's reader found nothing
 
     from corral.lowlevel import locations
@@ -164,16 +177,38 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     hook._site()
     from corral import config
     from corral.service import claude
-    from corral.service.admission import admit
+    from corral.service.admission import admit_reading
 
     settings = config.load()
-    decision = admit(
-        found.command,
-        background=background,
-        cwd=os.getcwd(),
-        wrapper=claude.wrapper(settings),
-        extra_runners=config.extra_runners(settings),
-    )
+    wrapper = claude.wrapper(settings)
+    reading = None if noted is None else reading_of(noted, wrapper)
+    if reading is None:  # no note to trust: the line reader, here
+        from corral.service.admission import read as read_line
+
+        reading = read_line(
+            found.command,
+            background=background,
+            cwd=cwd,
+            wrapper=wrapper,
+            extra_runners=config.extra_runners(settings),
+        )
+    decision = admit_reading(reading)  # against the jobs that run now, with reservations
+    return launch(decision, found, string, chained, environ, session, config.grace(settings))
+
+
+def launch(  # noqa: PLR0917 - one call site (plan), every value is needed
+    decision: Decision,
+    found: Embedded,
+    string: str,
+    chained: str,
+    environ: dict[bytes, bytes],
+    session: str | None,
+    grace: float | None,
+) -> Plan:
+    """The argv that starts what `decision` admitted, or its refusal."""
+    from corral.core.claude.shell_string import compose
+    from corral.lowlevel import locations
+
     if decision.action == "refuse" and decision.refusal:
         return Plan(refusal=decision.refusal)
     if decision.action != "wrap" or decision.job_token is None:
@@ -191,7 +226,7 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         mode="task",
         ledger=locations.ledger_dir(),
         session=session,
-        grace=config.grace(settings),
+        grace=grace,
         identity=spec.identity if spec else None,
         port=next((s.port for s in decision.jobs if s.port is not None), None),
         job_cwd=spec.cwd if spec and os.path.normpath(spec.cwd) != os.getcwd() else None,
