@@ -221,7 +221,7 @@ def test_a_note_that_is_not_a_private_file_of_ours_is_not_trusted(
     elif kind in ("a symlink", "a folder"):
         path.rename(cwd / "elsewhere")
         if kind == "a symlink":
-            path.symlink_to(cwd / "elsewhere")
+            path.symlink_to(cwd / "elsewhere")  # taken away, not followed
         else:
             path.mkdir()
     else:
@@ -232,6 +232,8 @@ def test_a_note_that_is_not_a_private_file_of_ours_is_not_trusted(
     assert _masked(chosen.argv) == baseline
     if kind == "a folder":
         path.rmdir()
+    else:
+        assert not path.is_symlink() and not path.exists()  # not left for the next call
 
 
 def test_a_valid_note_is_trusted(noted: tuple[Path, Path, str, str], corral_home: Path) -> None:

@@ -162,7 +162,10 @@ def take_reading(
     path = _read_path(home, session, cwd, command)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    except FileNotFoundError:
+        return None
+    except OSError:  # a symlink, say: not a note of ours, and not left for the next call
+        _unlink(path)
         return None
     try:
         _unlink(path)  # used once, whatever it holds

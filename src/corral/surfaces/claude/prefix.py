@@ -16,6 +16,10 @@ of the user's own prefix, which stays chained). Only a candidate string reaches 
   task mode: the job is exactly the string Claude Code built, run by the same shell (bash,
   or zsh reading its start-up files as `zsh -c` does), so its output, exit status and cwd
   file are the same, and the record shows the model's command;
+- what the command starts (display, identity, folder, port, the shape of the rewrite) is
+  what the PreToolUse hook's line reader found, from the note it left on this very call
+  (`notes.take_reading`): the prefix then only checks it against the live jobs, without
+  loading the line reader; with no note it can trust, it reads the line itself;
 - a trailing `server &` (or a command sent to the background mid-line) is rewritten inside
   the string as the hook used to rewrite it (a supervisor of its own, in the background),
   since a supervisor in the foreground would hold the call until the server ends;
