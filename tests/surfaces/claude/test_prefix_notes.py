@@ -120,6 +120,8 @@ def test_through_the_hook_and_the_prefix_program_a_noted_server_is_supervised(
         assert (job["command"], job["port"], job["mode"]) == (line, port, "task")
         assert (job["identity"], job["session"]) == (expected["identity"], CALL_SESSION)
         assert not list((corral_home / "prefix-read").iterdir())  # taken
+        log = corral_home / "corral.log"
+        assert "shell prefix" not in (log.read_text() if log.exists() else "")  # no error
         again = pre.run(pre.string(line))  # no note: read here, refused against the live job
         assert again.returncode == 1 and job["id"][:8] in again.stderr
     finally:

@@ -178,7 +178,6 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     extra = hook.extra_words(home, locations.config_path())
     if not hook.may_need_supervision(found.command, background, extra):
         return Plan(as_it_came(string, chained, environ))
-    hook._site()
     from corral import config
     from corral.service import claude
     from corral.service.admission import admit_reading
@@ -186,6 +185,9 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     settings = config.load()
     wrapper = claude.wrapper(settings)
     reading = None if noted is None else reading_of(noted, wrapper)
+    if reading is None or not os.path.exists("/proc/self/stat"):
+        # the grammar is in site-packages, and psutil, which answers where /proc does not
+        hook._site()
     if reading is None:  # no note to trust: the line reader, here
         from corral.service.admission import read as read_line
 
