@@ -24,11 +24,11 @@ from corral.core.claude.shell_string import compose
 from corral.lowlevel.redact import command_digest
 from corral.lowlevel.shells import caller_environment
 from corral.surfaces.claude import notes, prefix
-from tests.helpers import corral, free_port, wait_for
+from tests.helpers import corral, free_port, start_job, wait_for
 from tests.surfaces.claude.test_hook import SESSION, payload, run_hook
 from tests.surfaces.claude.test_hook_with_prefix import prefix_env
 from tests.surfaces.claude.test_prefix import SESSION as CALL_SESSION
-from tests.surfaces.claude.test_prefix import Prefix, records
+from tests.surfaces.claude.test_prefix import Prefix, listening, records
 
 READER = ("corral.core.shell.parse", "corral.core.shell.plan", "corral.core.shell.jobs")
 _TOKEN = re.compile(r"[0-9a-f]{32}")
@@ -98,6 +98,40 @@ def test_a_noted_line_starts_the_same_job_without_the_line_reader(
     assert noted is not None and noted != prefix.as_it_came(string, "", caller_environment())
     assert _masked(noted) == _masked(again)  # same identity, port, folder, display, shape
     assert not list((corral_home / "prefix-read").iterdir())  # used once
+
+
+@pytest.mark.parametrize("what", ["the same server", "another server on its port"])
+def test_a_note_carries_no_stale_ok_the_prefix_checks_the_live_jobs(
+    tmp_path: Path, corral_home: Path, what: str
+) -> None:
+    """The hook read the line while nothing ran; by the time the prefix runs it, the server
+    (or another on its port) does: refused, on the note path, against the live jobs."""
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+    hooked = run_hook("pre-tool-use", payload(line, tmp_path), env=_env(corral_home))
+    assert (hooked.returncode, hooked.stdout) == (0, "")  # nothing ran: no refusal then
+    elsewhere = tmp_path / "elsewhere"  # the same server in another folder: only the port
+    elsewhere.mkdir()
+    job = start_job(line, cwd=tmp_path if what == "the same server" else elsewhere)
+    try:
+        wait_for(lambda: listening(port), 10, "the port")
+        string = compose(line, "true && ", str(tmp_path / "cwd-file"))
+        code = (
+            "import json, sys\n"
+            "from corral.surfaces.claude import prefix\n"
+            "from corral.lowlevel.shells import caller_environment\n"
+            f"p = prefix.plan({string!r}, '', caller_environment(), {str(corral_home)!r})\n"
+            f"print(json.dumps([p.argv, p.refusal, [m for m in {READER!r} if m in sys.modules]]))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=_env(corral_home),
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        argv, refusal, read = json.loads(out.stdout)
+        assert read == [] and argv is None, out.stdout  # the note's path, and no job
+        assert job["id"][:8] in refusal and str(port) in refusal
+    finally:
+        corral("stop", "--all", check=True)
 
 
 def test_through_the_hook_and_the_prefix_program_a_noted_server_is_supervised(
