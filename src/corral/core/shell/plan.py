@@ -6,9 +6,10 @@ Two steps: `read_line` (the line reader: what the line starts, how it is wrapped
 `check.check` (that against the live jobs and held ports). The whole line goes to the
 supervisor unchanged, never split; except that a long runner a foreground line sends to
 the background mid-line (`npm run dev & sleep 2; curl …`) is rewritten in place, `CMD &`
-becoming `<supervisor> -- 'CMD' &` with every other byte kept (inplace.py). A line corral
-cannot read with certainty runs as written and is neither recorded nor refused. Pure,
-except that job tokens are drawn from os.urandom when none is given.
+running `<supervisor> -- 'CMD'` in the child the shell forks for it, every other byte kept
+(inplace.py). A line corral cannot read with certainty runs as written and is neither
+recorded nor refused. Pure, except that job tokens are drawn from os.urandom when none is
+given.
 """
 
 from __future__ import annotations
@@ -71,8 +72,10 @@ _LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
 
 def explain_json(decision: Decision) -> dict[str, Any]:
     """The `data` of `corral explain --json`: exactly these keys (a contract). A job's
-    `rewritten` is its own in-place rewrite; `note` says why a job runs as written."""
-    rewritten = {w.job: w.text for w in decision.in_place}
+    `rewritten` is its own in-place rewrite (the command with its `&` and what surrounds it
+    when it keeps its text, else the supervisor's command line that replaces it); `note`
+    says why a job runs as written."""
+    rewritten = {w.job: w.statement or w.text for w in decision.in_place}
     notes = dict(decision.notes)
     return {
         "readable": decision.readable,
@@ -167,6 +170,8 @@ def read_line(
     found = find_jobs(line, cwd, home, extra_runners, package_scripts)
     if not isinstance(found, Found):
         return Reading(_untouched(False, found.reason))
+    if not found.runners and found.started_by_corral():
+        return Reading(_untouched(True, None))  # `corral run -d …`: never a supervisor in one
     if background:
         mode: Mode | None = Mode.TASK
         inner = line
@@ -199,6 +204,15 @@ def _read(decision: Decision, jobs: Sequence[Job]) -> Reading:
         specs = tuple(job.spec for job in jobs)
         decision = Decision(True, None, Action.REFUSE, None, None, refusal, specs)
     return Reading(decision, tuple(job.runner for job in jobs))
+
+
+def started_by_corral(line: str, cwd: str, home: str) -> bool:
+    """The line starts its jobs through corral's own `run` or `restart` only (what `decide`
+    leaves as written, whatever the background flag says: `Found.started_by_corral`)."""
+    if len(line) > LINE_LIMIT:
+        return False
+    found = find_jobs(line, cwd, home, (), _EMPTY)
+    return isinstance(found, Found) and not found.runners and found.started_by_corral()
 
 
 def _rewrite(
