@@ -231,6 +231,11 @@ BAD: dict[str, Callable[[dict[str, Any]], object]] = {
     "a job without a folder": lambda b: {**b, "jobs": [[*b["jobs"][0][:2], "web", None, True]]},
     "a wrap without a token": lambda b: {**b, "token": None},
     "in place without its rewrites": lambda b: {**b, "mode": "in-place"},
+    "a rewrite of another shape": lambda b: {
+        **b,
+        "mode": "in-place",
+        "in_place": [{"job": 0, "token": b["token"], "start": 0}],
+    },
     "no body": lambda b: [b],
 }
 

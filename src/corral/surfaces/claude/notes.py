@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from corral.core.shell.decision import Reading
+    from corral.core.shell.decision import InPlace, Reading
 
 NAME = "corral-claude-prefix"
 PREFIX = "CLAUDE_CODE_SHELL_PREFIX"
@@ -120,7 +120,7 @@ def note_reading(
         "jobs": [
             [*job, runner] for job, runner in zip(decision.jobs, reading.runners, strict=True)
         ],
-        "in_place": [list(w) for w in decision.in_place],
+        "in_place": [w._asdict() for w in decision.in_place],
     }
     text = json.dumps(body, separators=(",", ":"))
     path = _read_path(home, session, cwd, command)
@@ -208,12 +208,53 @@ def nothing_to_supervise(body: dict[str, Any]) -> bool:
     return body.get("action") == "untouched" and body.get("jobs") == []
 
 
+def _int(value: object) -> bool:
+    return type(value) is int
+
+
+def _str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+# Each field of an in-place rewrite (core.shell.decision.InPlace) and the shape its value has.
+_IN_PLACE_FIELDS = {
+    "job": _int,
+    "token": _str,
+    "start": _int,
+    "end": _int,
+    "text": _str,
+    "head": lambda v: v is None or isinstance(v, str),
+    "opens": _int,
+    "amp": _int,
+    "before": _str,
+    "after": _str,
+    "statement": _str,
+}
+
+
+def _in_place_of(value: object, jobs: int) -> InPlace | None:
+    """An in-place rewrite as a note holds it (every field of InPlace, named), or None."""
+    from corral.core.shell.decision import InPlace
+    from corral.lowlevel.record import is_token
+
+    if not isinstance(value, dict) or tuple(_IN_PLACE_FIELDS) != InPlace._fields:
+        return None  # (a field corral added since: read the line)
+    if set(value) != set(_IN_PLACE_FIELDS):
+        return None
+    if not all(check(value[name]) for name, check in _IN_PLACE_FIELDS.items()):
+        return None
+    wrap = InPlace(**value)
+    if not (0 <= wrap.job < jobs and is_token(wrap.token) and 0 <= wrap.start <= wrap.end):
+        return None
+    return wrap
+
+
 def reading_of(body: dict[str, Any], wrapper: Sequence[str]) -> Reading | None:
     """The `Reading` a note from `take_reading` holds, or None unless every part of it has
     the shape the hook writes and it was made for the same supervisor words (`wrapper`)."""
     if body.get("wrapper") != list(wrapper):
         return None
-    from corral.core.shell.decision import Action, Decision, InPlace, JobSpec, Mode, Reading
+    from corral.core.shell.decision import Action, Decision, JobSpec, Mode, Reading
     from corral.lowlevel.record import is_token
 
     action, mode, rewritten, token = (body.get(k) for k in ("action", "mode", "rewritten", "token"))
@@ -240,20 +281,10 @@ def reading_of(body: dict[str, Any], wrapper: Sequence[str]) -> Reading | None:
         runners.append(runner)
     wraps: list[InPlace] = []
     for w in moved:
-        if not (isinstance(w, list) and len(w) == 5):
+        wrap = _in_place_of(w, len(specs))
+        if wrap is None:
             return None
-        job, own, start, end, text = w
-        if not (
-            type(job) is int
-            and 0 <= job < len(specs)
-            and is_token(own)
-            and type(start) is int
-            and type(end) is int
-            and 0 <= start <= end
-            and isinstance(text, str)
-        ):
-            return None
-        wraps.append(InPlace(job, own, start, end, text))
+        wraps.append(wrap)
     if action == Action.UNTOUCHED:
         if mode is not None or rewritten is not None or token is not None or wraps:
             return None
