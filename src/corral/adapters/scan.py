@@ -9,6 +9,7 @@ leave this module: only the marker values corral attributes by are kept.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import sys
@@ -30,7 +31,6 @@ _GONE = (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess)
 # The variables that name an agent session, first found wins (lowlevel.record).
 SESSION_MARKERS = record.SESSION_VARIABLES
 MARKERS = ("CORRAL_JOB", *SESSION_MARKERS, "CLAUDE_PID")
-_MARKER_PREFIXES = tuple(f"{m}=".encode() for m in MARKERS)
 _ENVIRON_READ = 16384  # one read takes a whole environment in nearly every case
 SETTLE = 1.0  # seconds after its start a process may still exec (see Snapshot.settling)
 
@@ -94,8 +94,17 @@ class Snapshot:
         return found
 
     def ports_of(self, pids: Iterable[int]) -> list[int]:
-        wanted = set(pids)
-        return sorted({lst.port for lst in self.listeners if lst.pid in wanted})
+        by_pid = self._ports_by_pid
+        return sorted({port for pid in pids for port in by_pid.get(pid, ())})
+
+    @functools.cached_property
+    def _ports_by_pid(self) -> dict[int | None, set[int]]:
+        """Each owner's ports, gathered once: a listing asks for every row's ports, and a
+        busy machine has hundreds of listeners."""
+        found: dict[int | None, set[int]] = {}
+        for lst in self.listeners:
+            found.setdefault(lst.pid, set()).add(lst.port)
+        return found
 
     def alive(self, pid: int, started_at: str) -> bool:
         proc = self.procs.get(pid)
@@ -153,15 +162,10 @@ def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dic
     seen_at = time.monotonic()
     boot_id, boot_time, hz = _boot()
     page = os.sysconf("SC_PAGE_SIZE")
-    # os's functions looked up once per table, not per process (tests spy on them)
-    open_, read, fstat, close = os.open, os.read, os.fstat, os.close
-    rdonly, fields_of, name_of, markers_of = (
-        os.O_RDONLY,
-        procfs.stat_fields,
-        procfs.stat_name,
-        _markers,
-    )
-    new = tuple.__new__
+    clock = (boot_id, boot_time, hz, page)
+    # looked up once per table, not per process (tests spy on os's functions)
+    open_, read, fstat, close, rdonly = os.open, os.read, os.fstat, os.close, os.O_RDONLY
+    fields_of, markers_of, proc = procfs.stat_fields, _markers, _proc
     procs: dict[int, Proc] = {}
     for entry in entries:
         if not entry.isdigit():
@@ -199,14 +203,9 @@ def _linux_table(entries: Iterable[str], skipped: set[int] | None = None) -> dic
             finally:
                 close(fd)
         pid = int(entry)
-        ticks = int(fields[START])
-        start = ticks / hz
-        procs[pid] = new(Proc, (
-            pid, int(fields[PPID]), int(fields[PGRP]), int(fields[SESSION]), uid,
-            name_of(stat), f"{boot_id}:{ticks}", start, boot_time + start,
-            (int(fields[UTIME]) + int(fields[STIME])) / hz, int(fields[RSS]) * page,
-            markers, readable, seen_at,
-        ))  # fmt: skip
+        procs[pid] = proc(
+            pid, stat, fields, clock, uid=uid, markers=markers, readable=readable, seen_at=seen_at
+        )
     return procs
 
 
@@ -222,16 +221,17 @@ def _proc(
     seen_at: float,
 ) -> Proc:
     """A process from its stat line (`fields` split by procfs); `clock` is the boot id,
-    the boot time, clock ticks per second and the page size."""
+    the boot time, clock ticks per second and the page size. The tuple is made directly
+    (a whole snapshot makes one per process)."""
     boot_id, boot_time, hz, page = clock
     ticks = int(fields[START])
     start = ticks / hz
-    return Proc(
+    return tuple.__new__(Proc, (
         pid, int(fields[PPID]), int(fields[PGRP]), int(fields[SESSION]), uid,
         procfs.stat_name(stat), f"{boot_id}:{ticks}", start, boot_time + start,
         (int(fields[UTIME]) + int(fields[STIME])) / hz, int(fields[RSS]) * page,
         markers, readable, seen_at,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _psutil_table() -> dict[int, Proc]:
