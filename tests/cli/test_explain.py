@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import corral
 
 
@@ -12,12 +14,25 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
     assert out.startswith("supervised in place: each long runner"), out
     rows = out.splitlines()
     shell = rows[rows.index("The agent's shell runs:") + 1]
-    assert shell.endswith(" -- 'npm run dev' & sleep 1; echo hi"), shell
-    assert " --detached " in shell and " --async -- 'npm run dev' " in shell
+    after = ' [ -z "${__corral_fn-}" ] || { unset -f npm; unset __corral_fn; };'
+    assert shell.endswith(f"; }}; __corral_fn=1; }}; npm run dev &{after} sleep 1; echo hi")
+    assert shell.startswith("  typeset -f npm >/dev/null 2>&1 || { function npm { ")
+    assert " --detached " in shell and " --async -- 'npm run dev'; }" in shell
     job = next(r for r in rows if r.startswith("  job: "))
     assert job.startswith(f"  job: npm run dev  (in {tmp_path}, identity ")
     rewritten = next(r for r in rows if r.startswith("    rewritten in place: "))
-    assert rewritten.endswith("-- 'npm run dev'")
+    assert rewritten.endswith(f"-- 'npm run dev'; }}; __corral_fn=1; }}; npm run dev &{after}")
+    assert "    (its text is kept, so the shell's job notices name it as written: a\n" in out
+
+
+def test_a_list_sent_to_the_background_becomes_the_supervisors_command_line(
+    tmp_path: Path,
+) -> None:
+    line = "npm ci && npm run dev & sleep 1"
+    out = corral("explain", "--", line, cwd=tmp_path).stdout
+    rewritten = next(r for r in out.splitlines() if r.startswith("    rewritten in place: "))
+    assert rewritten.endswith(" --async -- 'npm ci && npm run dev'"), rewritten
+    assert "its text is kept" not in out
 
 
 def test_each_rewritten_command_shows_its_identity_folder_and_port(tmp_path: Path) -> None:
@@ -50,3 +65,13 @@ def test_a_plain_line_has_no_job(tmp_path: Path) -> None:
 def test_a_trailing_ampersand_is_supervised(tmp_path: Path) -> None:
     out = corral("explain", "--", "npm run dev &", cwd=tmp_path).stdout
     assert out.startswith("supervised (detached mode).")
+
+
+@pytest.mark.parametrize("background", [[], ["--background"]])
+def test_corrals_own_run_is_said_to_supervise_itself(background: list[str], tmp_path: Path) -> None:
+    line = "corral run -d -- python3 -m http.server 8999 &"
+    out = corral("explain", *background, "--", line, cwd=tmp_path).stdout
+    assert out == (
+        "untouched: corral's own `run` starts the job under its supervisor and refuses a\n"
+        "duplicate or a held port itself; no second supervisor wraps it. It runs as written.\n"
+    )

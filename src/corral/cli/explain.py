@@ -24,7 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from corral.core.shell.plan import explain_json
+    from corral.core.shell.plan import explain_json, started_by_corral
     from corral.errors import UsageError
     from corral.service.admission import admit
 
@@ -82,14 +82,25 @@ def main(args: argparse.Namespace) -> int:
             "only when `&` ends the line, or a long runner sent there mid-line); no job\n"
             "below duplicates a running one.\n"
         )
+    elif started_by_corral(line, cwd, os.path.expanduser("~")):
+        out.write(
+            "untouched: corral's own `run` starts the job under its supervisor and refuses a\n"
+            "duplicate or a held port itself; no second supervisor wraps it. It runs as written.\n"
+        )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
-    for job in data["jobs"]:
+    kept = {w.job for w in decision.in_place if w.head is not None}
+    for index, job in enumerate(data["jobs"]):
         port = f", port {job['port']}" if job["port"] else ""
         where = f"(in {job['cwd']}{port}, identity {job['identity']})"
         out.write(printable(f"  job: {job['display']}  {where}") + "\n")
         if job["rewritten"]:
             out.write(printable(f"    rewritten in place: {job['rewritten']}") + "\n")
+            if index in kept:
+                out.write(
+                    "    (its text is kept, so the shell's job notices name it as written: a\n"
+                    "    function of its command word runs the supervisor in its place)\n"
+                )
         elif job["note"]:
             out.write(printable(f"    runs as written: {job['note']}") + "\n")
     return 0

@@ -2,7 +2,8 @@
 chat-completions server, with corral's plugin placed by `corral install opencode`: the
 model's background server runs under corral's supervisor in the opencode session, outlives
 opencode, and a second request is refused (the plugin throws corral's reason) and starts
-nothing; every command opencode runs carries the session (CORRAL_SESSION)."""
+nothing; every command opencode runs carries the session (CORRAL_SESSION); the next
+session's system prompt holds corral's briefing (the running job and its URL)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.agents.chat_harness import Agent, AgentRun
-from tests.agents.fake_chat import Call, Text, Turn
+from tests.agents.fake_chat import Call, Text, Turn, message_text
 from tests.agents.tools import INSTALL, OPENCODE_BIN
 from tests.helpers import alive, binary_or_skip, corral, corral_json, free_port
 
@@ -93,6 +94,12 @@ def test_background_server_is_supervised_and_not_started_twice(
     assert echoed.strip() == f"in {session}"  # opencode's commands carry the session
 
     again, _ = run_opencode(opencode_cli, [bash(f"{line} &"), Text("it runs already")])
+    # The new session's system prompt (corral's plugin) names the running job and its URL,
+    # in every request to the model.
+    for request in (r for r in again.requests if r.main):
+        system = "\n".join(message_text(m) for m in request.messages() if m["role"] == "system")
+        assert f"- job {job['id'][:8]}: `{line}` in " in system, again.explain()
+        assert f"http://localhost:{port}" in system
     [refused] = again.tool_results().values()
     assert refused.startswith("corral refused: ") and job["id"][:8] in refused, again.explain()
     assert [j["id"] for j in corral_json("ls")["data"]] == [job["id"]]

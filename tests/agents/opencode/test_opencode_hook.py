@@ -119,3 +119,71 @@ def test_any_payload_gets_a_plugin_answer_or_nothing(
         assert set(out) == {"deny"} and out["deny"].startswith("corral refused: ")
         return
     assert set(out) == {"command", "context"} and command.rstrip(" &") in out["command"]
+
+
+def briefing_request(directory: Path | str, session: str = SESSION) -> dict[str, Any]:
+    """What the plugin sends from `experimental.chat.system.transform`."""
+    return {"sessionID": session, "directory": str(directory), "worktree": str(directory)}
+
+
+def test_briefing_names_the_running_jobs_and_the_folder_to_watch(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+    job = start_job(line, "--ready", "port", "--session", "s-own", cwd=tmp_path)
+    try:
+        out = output(run("opencode", "briefing", briefing_request(tmp_path)))
+        assert set(out) == {"context", "watch"} and out["watch"] == str(corral_home / "ledger")
+        first, listed = out["context"].splitlines()
+        assert first.startswith("corral: 1 job(s) started earlier are still running")
+        assert listed.startswith(f"- job {job['id'][:8]}: `{line}` in {tmp_path}, ")
+        assert f"http://localhost:{port}" in listed
+        # The job's own session is told of it only after a compaction.
+        own = briefing_request(tmp_path, session="s-own")
+        assert output(run("opencode", "briefing", own)) == {"watch": out["watch"]}
+        compacted = output(run("opencode", "briefing", {**own, "source": "compact"}))
+        first, listed = compacted["context"].splitlines()
+        assert first.startswith("corral: 1 job(s) this session started are still running")
+        assert f"http://localhost:{port}" in listed
+    finally:
+        corral("stop", "--all", check=True)
+    quiet = output(run("opencode", "briefing", briefing_request(tmp_path)))
+    assert quiet == {"watch": str(corral_home / "ledger")}  # nothing to tell
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["", "not json", "[1, 2", b"\xff\xfe{", "null", json.dumps(["ses_1"])],
+)
+def test_a_briefing_request_it_cannot_read_gets_nothing(data: str | bytes) -> None:
+    result = run("opencode", "briefing", data)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{}, {"sessionID": 7, "directory": None}, {"sessionID": "s", "directory": "/nope"}],
+)
+def test_a_briefing_for_no_folder_says_nothing_but_where_to_watch(
+    data: dict[str, Any], corral_home: Path
+) -> None:
+    out = output(run("opencode", "briefing", data))
+    assert out == {"watch": str(corral_home / "ledger")}
+
+
+@PAYLOADS
+@given(
+    request=st.tuples(
+        VALUES, st.one_of(VALUES, st.just("TMP")), st.one_of(VALUES, st.just("compact"))
+    ),
+    extra=st.dictionaries(st.text(max_size=8), VALUES, max_size=3),
+)
+def test_any_briefing_request_with_no_job_running_gets_only_the_folder_to_watch(
+    request: tuple[Any, Any, Any], extra: dict[str, Any], tmp_path: Path, in_process: None
+) -> None:
+    session, directory, source = request
+    data = {**extra, "sessionID": session, "source": source}
+    data["directory"] = str(tmp_path) if directory == "TMP" else directory
+    out = json.loads(opencode.answer("briefing", data, os.environ["CORRAL_HOME"]) or "null")
+    assert out == {"watch": os.path.join(os.environ["CORRAL_HOME"], "ledger")}

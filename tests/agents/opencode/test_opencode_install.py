@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from corral.surfaces.agents import install_opencode, opencode, run_hook
+from corral.surfaces.agents import install_opencode, opencode
 from corral.surfaces.claude.install import InstallError
 from tests.helpers import corral, private_home
 
@@ -38,7 +38,7 @@ def test_install_writes_the_plugin_once_and_uninstall_removes_only_it(tmp_path: 
     report = install_opencode.install("project", project, tmp_path)
     path = theirs.with_name("corral.ts")
     assert report.changed and report.settings == path
-    assert path.read_text() == opencode.plugin_text(run_hook.command("opencode", "tool-before"))
+    assert path.read_text() == opencode.plugin_text(opencode.hook_program())
     assert not install_opencode.install("project", project, tmp_path).changed
     assert install_opencode.uninstall("project", project, tmp_path).changed
     assert sorted(theirs.parent.iterdir()) == [theirs]

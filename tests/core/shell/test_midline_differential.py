@@ -7,10 +7,12 @@ The backgrounded commands here are made long runners through the user's own patt
 (`extra_runners`), so that small, deterministic commands stand in for servers. Lines run
 under bash (zsh too when it is installed); all of them at once on a few threads.
 
-One difference is by design and masked: when the job dies of a signal bash reports
-(`line 1: 4242 Hangup   CMD`), the notice names the command as the line has it, which is
-now the supervisor's command line; its pid and that text are replaced by placeholders
-(test_bashs_signal_notice_differs_only_by_the_command_text pins the exact text).
+When the job dies of a signal bash reports (`line 1: 4242 Hangup   CMD`), the notice names
+the command as the line has it. A command that keeps its text (reached through a function
+named after its command word) gets the very notice, pid aside; one whose bytes become the
+supervisor's command line (a list, a pipeline, `X=1 CMD`: see midline._head) gets that
+command line in its notice instead, and only there is the text masked
+(test_bashs_signal_notice_is_the_lines_own and ..._differs_only_by_the_command_text).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from corral.core.shell.plan import decide
+from corral.core.shell.plan import Decision, decide
 from tests.helpers import LAUNCHER, zsh_or_skip
 from tests.lines_corpus import STDIN
 from tests.test_transparency import line_environment
@@ -105,6 +107,13 @@ MULTI = [
     # `kill -KILL $!` kills the command, not only what runs in its place
     "mkfifo r; sh -c 'echo > r; exec sleep 5' > /dev/null & read x < r; kill -KILL $!; "
     "wait $!; echo rc=$?",
+    # zsh runs the `cd` leading an async list in the calling shell itself, bash in the child
+    "cd sub && sh -c 'pwd' & wait; pwd",
+    "cd sub && pushd . && sh -c 'exit 5' & wait $!; echo rc=$?; pwd",
+    "cd no-such-dir 2>/dev/null && sh -c 'echo never' & wait; echo done",
+    # nothing of the function that led the job to its supervisor is left in the shell
+    "sh -c 'exit 3' & wait $!; echo rc=$?; type sh; echo flag=${__corral_fn-unset}",
+    "mkfifo r; sh -c 'echo > r; exec sleep 5' & read x < r; kill -USR1 $!; wait $!; echo rc=$?",
 ]
 
 
@@ -118,7 +127,7 @@ def _lines() -> list[str]:
 LINES = _lines()
 
 
-def _rewrite(line: str, cwd: str) -> str:
+def _decide(line: str, cwd: str) -> Decision:
     d = decide(
         line,
         background=False,
@@ -128,7 +137,13 @@ def _rewrite(line: str, cwd: str) -> str:
         extra_runners=EXTRA,
     )
     assert d.action == "wrap" and d.mode == "in-place" and d.rewritten, (line, d)
-    return d.rewritten
+    return d
+
+
+def _rewrite(line: str, cwd: str) -> str:
+    rewritten = _decide(line, cwd).rewritten
+    assert rewritten is not None
+    return rewritten
 
 
 def _run(shell: str, text: str, env: dict[str, str], work: Path) -> tuple[bytes, bytes, int]:
@@ -145,21 +160,29 @@ def _run(shell: str, text: str, env: dict[str, str], work: Path) -> tuple[bytes,
 _NOTICE = re.compile(rb"(: line \d+: ) *\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
 
 
-def _masked(outcome: tuple[bytes, bytes, int]) -> tuple[bytes, bytes, int]:
-    """bash's notice of a job killed by a signal, with its pid and command text masked."""
+_PID = re.compile(rb"(: line \d+: ) *\d+ ")
+
+
+def _masked(outcome: tuple[bytes, bytes, int], text: bool) -> tuple[bytes, bytes, int]:
+    """bash's notice of a job killed by a signal, with its pid masked (and its command text
+    when `text`)."""
     out, err, code = outcome
-    return out, _NOTICE.sub(rb"\1PID \2 <command>", err), code
+    if text:
+        return out, _NOTICE.sub(rb"\1PID \2 <command>", err), code
+    return out, _PID.sub(rb"\1PID ", err), code
 
 
 def _compare(shell: str, line: str, env: dict[str, str]) -> str | None:
-    rewritten = _rewrite(line, "/nonexistent-cwd")  # folders only feed the job's record
+    decision = _decide(line, "/nonexistent-cwd")  # folders only feed the job's record
+    assert decision.rewritten is not None
+    text = any(wrap.head is None for wrap in decision.in_place)  # a command's text replaced
     work = Path(tempfile.mkdtemp(prefix="corral-midline-"))
     try:
         direct = _run(shell, line, env, work)
-        moved = _run(shell, rewritten, env, work)
+        moved = _run(shell, decision.rewritten, env, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if _masked(direct) == _masked(moved):
+    if _masked(direct, text) == _masked(moved, text):
         return None
     return f"{shell}: {line!r}\n  as written: {direct!r}\n  rewritten:  {moved!r}"
 
@@ -204,27 +227,48 @@ def test_what_the_shell_ignores_the_job_ignores_too(corral_home: Path) -> None:
     assert seen[0] == seen[1] == b"SigIgn:\t0000000001001006\n"  # INT, QUIT, PIPE, XFSZ
 
 
-def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path) -> None:
-    """bash reports a background job killed by a signal (other than TERM, INT or PIPE) with
-    the job's command as the line it read has it: after the rewrite, the supervisor's
-    command line, ending with the command, quoted, and its redirections. Nothing run later
-    can change the text the calling shell prints; the rest of the notice (line, `$!`,
-    signal name) and the exit status are as without corral."""
-    line = "sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+def _notices(line: str, corral_home: Path) -> tuple[bytes, bytes, Decision]:
+    """bash's notices running `line` as written and as rewritten, `$!` in place of the pid
+    (bash pads it); each run ends `rc=129` (killed by SIGHUP)."""
     env = line_environment({"CORRAL_HOME": str(corral_home)})
     decision = decide(
         line, background=False, cwd="/", home="/", wrapper=WRAPPER, extra_runners=EXTRA
     )
     assert decision.rewritten is not None and len(decision.in_place) == 1
-    moved = decision.in_place[0].text
     notices = []
     for text in (line, decision.rewritten):
         out, err, _ = _run("/bin/bash", f"{text}; echo bang=$p", env, corral_home / "work")
         assert out.startswith(b"rc=129\n"), (out, err)
         bang = out.split(b"bang=")[1].strip()
-        notices.append(re.sub(rb": +" + bang + rb" ", b": $! ", err))  # bash pads the pid
-    as_written, rewritten = notices
+        notices.append(re.sub(rb": +" + bang + rb" ", b": $! ", err))
+    return notices[0], notices[1], decision
+
+
+def test_bashs_signal_notice_is_the_lines_own(corral_home: Path) -> None:
+    """bash reports a background job killed by a signal (other than TERM, INT or PIPE) with
+    the job's command as the line it read has it. A simple command keeps its bytes (a
+    function of its name leads to the supervisor), so the notice is the very one."""
+    line = "sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+    as_written, rewritten, decision = _notices(line, corral_home)
+    assert decision.in_place[0].head == "sh"
     padded = b"/bin/bash: line 1: $! Hangup                  "
     assert as_written == padded + b"sh -c 'exec sleep 5' > /dev/null\n"
+    assert rewritten == as_written
+
+
+def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path) -> None:
+    """A command no function can lead to the supervisor (here an assignment comes first,
+    which would reach the supervisor's own environment) keeps the old rewrite: its notice
+    has the supervisor's command line, ending with the command, quoted, in place of the
+    command. Nothing run later can change the text the calling shell prints; the rest of
+    the notice (line, `$!`, signal name) and the exit status are as without corral."""
+    line = (
+        "X=1 sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+    )
+    as_written, rewritten, decision = _notices(line, corral_home)
+    moved = decision.in_place[0].text
+    assert decision.in_place[0].head is None
+    padded = b"/bin/bash: line 1: $! Hangup                  "
+    assert as_written == padded + b"X=1 sh -c 'exec sleep 5' > /dev/null\n"
     assert rewritten == padded + moved.encode() + b" > /dev/null\n"
-    assert moved.endswith(" --async -- 'sh -c '\\''exec sleep 5'\\'''")  # the command, quoted
+    assert moved.endswith(" --async -- 'X=1 sh -c '\\''exec sleep 5'\\'''")

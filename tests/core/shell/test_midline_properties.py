@@ -1,6 +1,10 @@
 """Hypothesis: for any foreground line, the in-place rewrite leaves the line byte for byte
-as it is, or changes only the spans of commands sent to the background, each becoming one
-supervisor command line whose last word is exactly that span."""
+as it is, or changes only the spans of commands sent to the background. A backgrounded
+command's span runs from its first byte through its `&`; within it, either the command's
+bytes (less the redirections after a simple command) become one supervisor command line
+whose last word is exactly those bytes, or every byte stays and text is inserted only at
+the span's two ends (a function before the list, its removal right after the `&`), the
+supervisor then running the list's last command (after `cd DIR &&` steps at most)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corral.core.shell.plan import decide
+from tests.core.shell.test_midline_table import through_function
 
 CWD = "/w/proj"
 HOME = "/home/u"
@@ -48,6 +53,8 @@ lines = st.one_of(
 # outside the supervisor's text, and blanks.
 _REDIRECT = r"""\s*(?:\d*(?:>>|>\||>&|<&|<>|>|<)|&>>?)\s*(?:'[^']*'|"[^"]*"|[^\s;&|()<>'"]+)"""
 _TO_AMP = re.compile(rf"(?:{_REDIRECT})*\s*&(?![&>])")
+# What may come before the command a function leads to the supervisor: `cd DIR && ` steps.
+_CDS = re.compile(r"(?:(?:cd|pushd)(?:\s+[^\s;&|()<>]+)*\s*&&\s*)*")
 
 
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -65,21 +72,42 @@ def test_only_backgrounded_spans_change(line: str) -> None:
     back: list[bytes] = []
     at = 0  # in the original
     out = 0  # in the rewrite
-    for wrap in sorted(d.in_place, key=lambda w: w.start):
-        assert wrap.start >= at
-        kept = source[at : wrap.start]
+    for wrap in sorted(d.in_place, key=lambda w: w.start if w.head is None else w.opens):
+        opens = wrap.start if wrap.head is None else wrap.opens
+        assert opens >= at
+        kept = source[at:opens]
         assert rebuilt[out : out + len(kept)] == kept  # bytes before the span: unchanged
         out += len(kept)
-        text = wrap.text.encode("utf-8")
-        assert rebuilt[out : out + len(text)] == text
-        out += len(text)
         span = source[wrap.start : wrap.end].decode("utf-8")
         argv = shlex.split(wrap.text)
         assert argv[0] == "S" and argv[-2] == "--" and argv[-1] == span
         assert "--async" in argv and "--detached" in argv
         assert _TO_AMP.match(line.encode("utf-8")[wrap.end :].decode("utf-8")), (line, span)
-        back.append(kept + source[wrap.start : wrap.end])
-        at = wrap.end
+        if wrap.head is None:  # the span becomes the supervisor's command line
+            text = wrap.text.encode("utf-8")
+            assert rebuilt[out : out + len(text)] == text
+            out += len(text)
+            back.append(kept + source[wrap.start : wrap.end])
+            at = wrap.end
+            continue
+        # the list keeps its bytes, `&` included: text goes in front of it and behind its
+        # `&`, nowhere else; the command the function leads to ends the list (after
+        # `cd DIR &&` at most)
+        assert opens <= wrap.start < wrap.end <= wrap.amp
+        assert _CDS.fullmatch(source[opens : wrap.start].decode("utf-8")), line
+        assert span.split()[0] == wrap.head
+        before, after = (s.encode("utf-8") for s in through_function(wrap.head, wrap.text))
+        behind = wrap.amp + 1
+        assert source[wrap.amp : behind] == b"&"
+        assert rebuilt[out : out + len(before)] == before
+        out += len(before)
+        whole = source[opens:behind]
+        assert rebuilt[out : out + len(whole)] == whole
+        out += len(whole)
+        assert rebuilt[out : out + len(after)] == after
+        out += len(after)
+        back.append(kept + whole)
+        at = behind
     assert rebuilt[out:] == source[at:]  # bytes after the last span: unchanged
     assert b"".join(back) + source[at:] == source
 

@@ -1,11 +1,24 @@
 """Table: commands sent to the background mid-line, and exactly how each line is rewritten.
 
-In a case's line, `[[…]]` marks the span corral must rewrite in place (the markers are not
-part of the line). The expected rewrite is built here, independently of the code: the span
-becomes `S --job T --detached --identity ID [--port N] [--meta job_cwd=DIR] --async -- 'SPAN'`
-and every other byte stays, where ID is the identity the whole-line reader gives the same
-runner. Lines without markers stay byte for byte untouched: `note` names why a long runner
-stays as written, `reason` why the line cannot be read at all.
+In a case's line, `{{…}}` or `[[…]]` marks the span a supervisor runs (the markers are not
+part of the line), whose command line is `S --job T --detached --identity ID [--port N]
+[--meta job_cwd=DIR] --async -- 'SPAN'` (ID: the identity the whole-line reader gives the
+same runner). The expected rewrite is built here, independently of the code:
+
+- `{{…}}`, a simple command whose command word a function can stand for, alone or after
+  `cd DIR &&` steps (`^` marks where that list starts): every byte stays;
+  `typeset -f W … || { function W { … exec <command line>; }; … }; ` goes right before the
+  list and its removal right after its `&` (W: the span's first word), so the job notice
+  bash prints names the command as written;
+- `[[…]]`, every other shape: the span's bytes become the command line. Which and why:
+  any other list (`npm i && vite`: zsh runs a function leading an async list in the
+  calling shell itself, where it would `exec` over that shell), a pipeline (each command is
+  a child of its own), an assignment first (`X=1 vite`: it would reach the supervisor's
+  own environment), a redirection inside the span or before the command, a command word
+  that is quoted, a path, not a plain name (`python3.11`) or a reserved word (`time`).
+
+Lines without markers stay byte for byte untouched: `note` names why a long runner stays
+as written, `reason` why the line cannot be read at all.
 """
 
 from __future__ import annotations
@@ -21,7 +34,22 @@ CWD = "/w/proj"
 HOME = "/home/u"
 TOKEN = "cd" * 16
 WRAPPER = ("S",)
-_MARK = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
+_MARK = re.compile(r"\[\[(.*?)\]\]|\{\{(.*?)\}\}", re.DOTALL)
+# What may stand between a span and its `&`: redirections, blanks (not `&&`, `&>`, `>&`).
+_TO_AMP = re.compile(r".*?(?<![<>&])&(?![&>])", re.DOTALL)
+
+
+def through_function(head: str, text: str) -> tuple[str, str]:
+    """What goes right before a `{{…}}` span and right after its `&`."""
+    before = (
+        f"typeset -f {head} >/dev/null 2>&1 || {{ function {head} {{ case $- in *m*) ;; *) "
+        f"trap '' INT QUIT;; esac; exec {text}; }}; __corral_fn=1; }}; "
+    )
+    return before, f' [ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset __corral_fn; }};'
+
+
+def _bare(marked: str) -> str:
+    return _MARK.sub(lambda m: m.group(1) or m.group(2), marked).replace("^", "")
 
 
 @dataclass(frozen=True)
@@ -35,7 +63,7 @@ class Case:
 
     @property
     def line(self) -> str:
-        return _MARK.sub(r"\1", self.marked)
+        return _bare(self.marked)
 
 
 def M(marked: str, *ports: int | None, cwds: tuple[str, ...] = ()) -> Case:
@@ -56,93 +84,108 @@ def R(line: str) -> Case:
 
 SHAPES = [
     # one server, then something in the foreground
-    M("[[npm run dev]] & sleep 2; curl -s localhost:5173"),
-    M("[[npm run dev]] & sleep 2 && curl -s localhost:5173"),
-    M("[[npm run dev]] &sleep 2"),
-    M("[[npm run dev]]   &   sleep 2"),
-    M("[[npm start]] & sleep 3; curl localhost:3000"),
-    M("[[yarn dev]] & sleep 1"),
-    M("[[pnpm dev --host 0.0.0.0]] & sleep 1"),
-    M("[[bun run dev]] & sleep 1"),
-    M("[[vite]] & sleep 1", 5173),
-    M("[[vite --port 4000]] & sleep 1; curl localhost:4000", 4000),
-    M("[[npx vite --port=4001]] & sleep 1", 4001),
-    M("[[next dev -p 3001]] & sleep 1", 3001),
-    M("[[python3 -m http.server 8123]] & sleep 1; curl -s localhost:8123", 8123),
-    M("[[python -m http.server 8000 --bind 127.0.0.1]] & sleep 1", 8000),
-    M("[[uvicorn app:app --port 8010]] & sleep 1", 8010),
-    M("[[flask run -p 5001]] & sleep 1", 5001),
-    M("[[python manage.py runserver 8002]] & sleep 1", 8002),
-    M("[[hugo server]] & sleep 1", 1313),
-    M("[[docker compose up]] & sleep 5"),
-    M("[[go run ./cmd/api]] & sleep 1"),
-    M("[[tsc -w]] & sleep 1"),
-    M("[[nodemon server.js]] & sleep 1"),
+    M("{{npm run dev}} & sleep 2; curl -s localhost:5173"),
+    M("{{npm run dev}} & sleep 2 && curl -s localhost:5173"),
+    M("{{npm run dev}} &sleep 2"),
+    M("{{npm run dev}}   &   sleep 2"),
+    M("{{npm start}} & sleep 3; curl localhost:3000"),
+    M("{{yarn dev}} & sleep 1"),
+    M("{{pnpm dev --host 0.0.0.0}} & sleep 1"),
+    M("{{bun run dev}} & sleep 1"),
+    M("{{vite}} & sleep 1", 5173),
+    M("{{vite --port 4000}} & sleep 1; curl localhost:4000", 4000),
+    M("{{npx vite --port=4001}} & sleep 1", 4001),
+    M("{{next dev -p 3001}} & sleep 1", 3001),
+    M("{{python3 -m http.server 8123}} & sleep 1; curl -s localhost:8123", 8123),
+    M("{{python -m http.server 8000 --bind 127.0.0.1}} & sleep 1", 8000),
+    M("{{uvicorn app:app --port 8010}} & sleep 1", 8010),
+    M("{{flask run -p 5001}} & sleep 1", 5001),
+    M("{{python manage.py runserver 8002}} & sleep 1", 8002),
+    M("{{hugo server}} & sleep 1", 1313),
+    M("{{docker compose up}} & sleep 5"),
+    M("{{go run ./cmd/api}} & sleep 1"),
+    M("{{tsc -w}} & sleep 1"),
+    M("{{nodemon server.js}} & sleep 1"),
     M("[[PORT=3005 npm run dev]] & sleep 1", 3005),
     # several servers
-    M("[[npm run dev:api]] & [[npm run dev:web]] & wait"),
-    M("[[vite --port 4100]] & [[next dev -p 4101]] & wait", 4100, 4101),
+    M("{{npm run dev:api}} & {{npm run dev:web}} & wait"),
+    M("{{vite --port 4100}} & {{next dev -p 4101}} & wait", 4100, 4101),
     M(
-        "[[uvicorn api:app --port 8100]] & [[vite --port 5100]] & sleep 2; curl localhost:8100",
+        "{{uvicorn api:app --port 8100}} & {{vite --port 5100}} & sleep 2; curl localhost:8100",
         8100,
         5100,
     ),
-    M("[[vite --port 4200]] & sleep 1 & wait", 4200),
-    M("sleep 1 & [[vite --port 4300]] & wait", 4300),
-    M("[[vite --port 4400]] & echo started; [[next dev -p 4401]] & wait", 4400, 4401),
+    M("{{vite --port 4200}} & sleep 1 & wait", 4200),
+    M("sleep 1 & {{vite --port 4300}} & wait", 4300),
+    M("{{vite --port 4400}} & echo started; {{next dev -p 4401}} & wait", 4400, 4401),
     # `cd dir &&`, pushd, folders
-    M("[[cd web && npm run dev]] & sleep 2", cwds=(f"{CWD}/web",)),
-    M("[[cd web && npm run dev > dev.log 2>&1]] & sleep 2", cwds=(f"{CWD}/web",)),
-    M("[[cd /srv/app && vite]] & sleep 1", 5173, cwds=("/srv/app",)),
-    M("[[cd ~/site && vite]] & sleep 1", 5173, cwds=(f"{HOME}/site",)),
-    M("[[pushd web && vite]] & sleep 1", 5173, cwds=(f"{CWD}/web",)),
-    M("cd web; [[vite]] & sleep 1", 5173, cwds=(f"={CWD}/web",)),
-    M("[[cd web && vite]] & sleep 1", cwds=(f"{CWD}/web",)),
-    M("[[cd a && vite]] & [[cd b && next dev]] & wait", cwds=(f"{CWD}/a", f"{CWD}/b")),
-    M("[[env -C web vite]] & sleep 1", cwds=(f"{CWD}/web",)),
-    M("[[npm --prefix web run dev]] & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^cd web && {{npm run dev}} & sleep 2", cwds=(f"{CWD}/web",)),
+    M("^cd web && {{npm run dev}} > dev.log 2>&1 & sleep 2", cwds=(f"{CWD}/web",)),
+    M("^cd /srv/app && {{vite}} & sleep 1", 5173, cwds=("/srv/app",)),
+    M("^cd ~/site && {{vite}} & sleep 1", 5173, cwds=(f"{HOME}/site",)),
+    M("^pushd web && {{vite}} & sleep 1", 5173, cwds=(f"{CWD}/web",)),
+    M("cd web; {{vite}} & sleep 1", 5173, cwds=(f"={CWD}/web",)),
+    M("^cd web && {{vite}} & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^cd a && {{vite}} & ^cd b && {{next dev}} & wait", cwds=(f"{CWD}/a", f"{CWD}/b")),
+    M("{{env -C web vite}} & sleep 1", cwds=(f"{CWD}/web",)),
+    M("{{npm --prefix web run dev}} & sleep 1", cwds=(f"{CWD}/web",)),
     # nohup, setsid, env, redirections around it
-    M("[[nohup npm run dev]] > dev.log 2>&1 & sleep 2; tail dev.log"),
-    M("[[nohup vite]] & sleep 1", 5173),
-    M("[[setsid npm run dev]] & sleep 1"),
-    M("[[setsid nohup vite --port 4500]] & sleep 1", 4500),
-    M("[[nohup setsid vite --port 4501]] & sleep 1", 4501),
-    M("[[env PORT=3006 npm run dev]] & sleep 1", 3006),
-    M("[[env X=1 Y=2 vite --port 4600]] & sleep 1", 4600),
+    M("{{nohup npm run dev}} > dev.log 2>&1 & sleep 2; tail dev.log"),
+    M("{{nohup vite}} & sleep 1", 5173),
+    M("{{setsid npm run dev}} & sleep 1"),
+    M("{{setsid nohup vite --port 4500}} & sleep 1", 4500),
+    M("{{nohup setsid vite --port 4501}} & sleep 1", 4501),
+    M("{{env PORT=3006 npm run dev}} & sleep 1", 3006),
+    M("{{env X=1 Y=2 vite --port 4600}} & sleep 1", 4600),
     M("[[X=1 vite --port 4601]] & sleep 1", 4601),
-    M("[[vite --port 4602]] > vite.log & sleep 1", 4602),
-    M("[[vite --port 4603]] 2>/dev/null & sleep 1", 4603),
-    M("[[vite --port 4604]] &>vite.log & sleep 1", 4604),
-    M("[[vite --port 4605]] < /dev/null & sleep 1", 4605),
-    M("[[vite --port 4606]] >> 'my log.txt' 2>&1 & sleep 1", 4606),
+    M("{{vite --port 4602}} > vite.log & sleep 1", 4602),
+    M("{{vite --port 4603}} 2>/dev/null & sleep 1", 4603),
+    M("{{vite --port 4604}} &>vite.log & sleep 1", 4604),
+    M("{{vite --port 4605}} < /dev/null & sleep 1", 4605),
+    M("{{vite --port 4606}} >> 'my log.txt' 2>&1 & sleep 1", 4606),
     M("[[vite --port 4607 > a.log --host 0.0.0.0]] & sleep 1", 4607),
-    M("[[cd web && vite > vite.log 2>&1]] & sleep 1", 5173, cwds=(f"{CWD}/web",)),
+    M("^cd web && {{vite}} > vite.log 2>&1 & sleep 1", 5173, cwds=(f"{CWD}/web",)),
     # pipelines and lists as the backgrounded command
     M("[[vite --port 4700 | tee vite.log]] & sleep 1", 4700),
     M("[[vite --port 4701 2>&1 | grep -v debug]] & sleep 1", 4701),
     M("[[npm install && npm run dev]] & sleep 5"),
     M("[[npm run build || npm run dev]] & sleep 5"),
-    M("[[npm run dev]] & PID=$!; sleep 2; kill $PID"),
-    M("[[npm run dev]] & sleep 2; wait $!"),
+    M("{{npm run dev}} & PID=$!; sleep 2; kill $PID"),
+    M("{{npm run dev}} & sleep 2; wait $!"),
     # subshells and brace groups
-    M("([[npm run dev]] &) ; sleep 1"),
-    M("([[cd web && vite]] &); sleep 1", cwds=(f"{CWD}/web",)),
-    M("{ [[vite --port 4800]] & } ; sleep 1", 4800),
-    M("{ [[cd web && vite]] & }; sleep 1", cwds=(f"{CWD}/web",)),
-    M("{ cd web; [[vite]] & }; sleep 1", cwds=(f"={CWD}/web",)),
-    M("([[cd web && vite]] & sleep 1); ls", cwds=(f"{CWD}/web",)),
-    M("(cd web; [[vite]] & sleep 1); ls", cwds=(f"={CWD}/web",)),
-    M("( [[vite --port 4801]] & [[next dev -p 4802]] & wait )", 4801, 4802),
+    M("({{npm run dev}} &) ; sleep 1"),
+    M("(^cd web && {{vite}} &); sleep 1", cwds=(f"{CWD}/web",)),
+    M("{ {{vite --port 4800}} & } ; sleep 1", 4800),
+    M("{ ^cd web && {{vite}} & }; sleep 1", cwds=(f"{CWD}/web",)),
+    M("{ cd web; {{vite}} & }; sleep 1", cwds=(f"={CWD}/web",)),
+    M("(^cd web && {{vite}} & sleep 1); ls", cwds=(f"{CWD}/web",)),
+    M("(cd web; {{vite}} & sleep 1); ls", cwds=(f"={CWD}/web",)),
+    M("( {{vite --port 4801}} & {{next dev -p 4802}} & wait )", 4801, 4802),
     # the trailing `&` of a line that also has one mid-line
-    M("[[vite --port 4900]] & [[next dev -p 4901]] &", 4900, 4901),
-    M("[[vite --port 4902]] & sleep 100 &", 4902),
-    M("sleep 1 & [[vite --port 4903]] &", 4903),
+    M("{{vite --port 4900}} & {{next dev -p 4901}} &", 4900, 4901),
+    M("{{vite --port 4902}} & sleep 100 &", 4902),
+    M("sleep 1 & {{vite --port 4903}} &", 4903),
     # quoting inside the span survives: single quotes, double quotes, `'` itself
-    M("[[npm run dev -- --name 'my app']] & sleep 1"),
-    M('[[npm run dev -- --name "my app"]] & sleep 1'),
-    M('[[npm run dev -- --name "it\'s"]] & sleep 1'),
-    M("[[cd 'my app' && npm run dev]] & sleep 1", cwds=(f"{CWD}/my app",)),
-    M("[[vite --port 5000]] & sleep 1\nwait", 5000),
+    M("{{npm run dev -- --name 'my app'}} & sleep 1"),
+    M('{{npm run dev -- --name "my app"}} & sleep 1'),
+    M('{{npm run dev -- --name "it\'s"}} & sleep 1'),
+    M("^cd 'my app' && {{npm run dev}} & sleep 1", cwds=(f"{CWD}/my app",)),
+    M("{{vite --port 5000}} & sleep 1\nwait", 5000),
+    # a simple command keeps the old rewrite where no function can stand for its word
+    M("[['vite' --port 4950]] & sleep 1", 4950),
+    M("[[/usr/bin/python3 -m http.server 8130]] & sleep 1", 8130),
+    M("[[./node_modules/.bin/vite --port 4955]] & sleep 1", 4955),
+    M("[[python3.11 -m http.server 8131]] & sleep 1", 8131),
+    M("[[time vite --port 4951]] & sleep 1", 4951),
+    M("[[2>/dev/null vite --port 4954]] & sleep 1", 4954),
+    M("{{nice vite --port 4953}} & sleep 1", 4953),
+    # a list keeps the old rewrite unless only `cd DIR &&` steps lead to its last command
+    M("[[cd web && vite --port 4990 | tee l]] & sleep 1", 4990, cwds=(f"{CWD}/web",)),
+    M("[[cd web && PORT=3007 npm run dev]] & sleep 1", 3007, cwds=(f"{CWD}/web",)),
+    M("[[cd web > /dev/null && vite --port 4991]] & sleep 1", 4991, cwds=(f"{CWD}/web",)),
+    M("[[cd web && vite --port 4992 && echo done]] & sleep 1", 4992, cwds=(f"{CWD}/web",)),
+    M("^cd a && cd b && {{vite --port 4993}} & sleep 1", 4993, cwds=(f"{CWD}/a/b",)),
+    M("{{npm run dev}} 2>&1 > log & sleep 1"),
     # not long runners: they run as written
     N("sleep 1 & wait"),
     N("sleep 1 & sleep 2 & wait"),
@@ -166,7 +209,7 @@ SHAPES = [
     N("vite & sleep 1; jobs", "the line runs `jobs`, which would list the supervisor's"),
     N("(vite) & sleep 1", "it is a ( … ) or { …; } group"),
     N("{ vite; } & sleep 1", "it is a ( … ) or { …; } group"),
-    M("([[vite]] & wait) & sleep 1"),
+    M("({{vite}} & wait) & sleep 1"),
     N("(vite; wait) & sleep 1", "it is a ( … ) or { …; } group"),
     # lines it cannot read: untouched, and which construct
     X("vite & sleep $(cat delay)", "command substitution"),
@@ -200,25 +243,48 @@ def _expected(case: Case, decision: Decision) -> str:
     which are random apart from the first)."""
     out: list[str] = []
     at = 0
+    after = ""  # inserted right behind the `&` of the last `{{…}}` span
     for number, match in enumerate(_MARK.finditer(case.marked)):
-        span = match.group(1)
-        out.append(_MARK.sub(r"\1", case.marked[at : match.start()]))
-        bare = re.sub(r"^(setsid |nohup )+", "", span)  # the whole-line reader refuses setsid
-        ident = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].identity
-        words = ["S", "--job", _tokens(decision)[number], "--detached", "--identity", ident]
-        port = case.ports[number] if number < len(case.ports) else None
-        if port is None:
-            port = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].port
-        if port is not None:
-            words += ["--port", str(port)]
-        if number < len(case.cwds) and not case.cwds[number].startswith("="):
-            meta = f"job_cwd={case.cwds[number]}"
-            words += ["--meta", quote_for_wrapper(meta) if " " in meta else meta]
-        words.append("--async")
-        out.append(" ".join([*words, "--", quote_for_wrapper(span)]))
+        span = match.group(1) or match.group(2)
+        between = case.marked[at : match.start()]
+        if after:
+            amp = _TO_AMP.match(between)
+            assert amp is not None, between
+            between = between[: amp.end()] + after + between[amp.end() :]
+        out.append(_MARK.sub(lambda m: m.group(1) or m.group(2), between))
+        text = _command_line(case, decision, number, span)
+        if match.group(1) is not None:
+            out.append(text)
+            after = ""
+        else:
+            before, after = through_function(span.split()[0], text)
+            opens = out[-1].rfind("^") if "^" in between else len(out[-1])
+            out[-1] = out[-1][:opens] + before + out[-1][opens:]
+            out.append(span)
         at = match.end()
-    out.append(_MARK.sub(r"\1", case.marked[at:]))
-    return "".join(out)
+    rest = case.marked[at:]
+    if after:
+        amp = _TO_AMP.match(rest)
+        assert amp is not None, rest
+        rest = rest[: amp.end()] + after + rest[amp.end() :]
+    out.append(_bare(rest))
+    return "".join(out).replace("^", "")
+
+
+def _command_line(case: Case, decision: Decision, number: int, span: str) -> str:
+    bare = re.sub(r"^(setsid |nohup )+", "", span)  # the whole-line reader refuses setsid
+    ident = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].identity
+    words = ["S", "--job", _tokens(decision)[number], "--detached", "--identity", ident]
+    port = case.ports[number] if number < len(case.ports) else None
+    if port is None:
+        port = decide(bare, background=True, cwd=CWD, home=HOME).jobs[0].port
+    if port is not None:
+        words += ["--port", str(port)]
+    if number < len(case.cwds) and not case.cwds[number].startswith("="):
+        meta = f"job_cwd={case.cwds[number]}"
+        words += ["--meta", quote_for_wrapper(meta) if " " in meta else meta]
+    words.append("--async")
+    return " ".join([*words, "--", quote_for_wrapper(span)])
 
 
 def test_enough_shapes() -> None:
@@ -291,7 +357,8 @@ def test_the_tmux_backend_still_runs_a_mid_line_command_under_the_supervisor() -
     tmux = ("python3", "-I", "-S", locations.TMUX_WRAPPER, "--grace", "5")
     d = decide("vite & sleep 1", background=False, cwd=CWD, home=HOME, wrapper=tmux)
     assert d.rewritten is not None and d.mode == "in-place"
-    assert d.rewritten.startswith(f"python3 -I -S {locations.LAUNCHER} --grace 5 --job ")
+    assert d.in_place[0].text.startswith(f"python3 -I -S {locations.LAUNCHER} --grace 5 --job ")
+    assert f"exec {d.in_place[0].text};" in d.rewritten
     assert locations.TMUX_WRAPPER not in d.rewritten
     whole = decide("vite", background=True, cwd=CWD, home=HOME, wrapper=tmux)
     assert whole.rewritten is not None and locations.TMUX_WRAPPER in whole.rewritten

@@ -398,7 +398,41 @@ REFUSALS = [
     W("npm run dev:web & npm run dev:api", bg=True),
 ]
 
-ALL = READABLE + RUNNERS + REWRITE + FOLDERS + PORTS + REFUSALS
+# 8. corral's own `run` (and `restart`) already runs its job under a supervisor: sent to the
+# background by the agent's flag or by `&`, it is not wrapped in a second one. corral run
+# itself refuses a duplicate or a held port (and honours --force), so nothing is refused here.
+SERVER = "python3 -m http.server 8765"
+OWN_RUN = [
+    *(
+        U(line, bg=bg)
+        for bg in (False, True)
+        for line in (
+            f"corral run -d -- {SERVER}",
+            f"corral run -- {SERVER}",
+            f"/opt/venv/bin/corral run -d --name web --ready port -- {SERVER}",
+            f"corral run -d --session s-1 -c '{SERVER}'",
+            f"python3 -m corral run -d -- {SERVER}",
+            f"/w/.venv/bin/python -I -S -m corral run -d -c '{SERVER}'",
+            f"cd web && corral run -d -- {SERVER}",
+            f"nohup corral run -d -- {SERVER}",
+            "corral restart web",
+            "corral run -d -- npm run dev",
+        )
+    ),
+    U(f"corral run -- {SERVER} &"),
+    U(f"corral run -d -- {SERVER} &"),
+    U(f"corral run -d -- {SERVER} & corral run -d -- vite &"),
+    # anything else in the line is still the agent's own: read as before
+    W(f"corral run -d -- {SERVER} && npm run dev", bg=True),
+    W(f"corral run -d -- {SERVER}; sleep 300", bg=True),
+    D("corral ls && sleep 300 &"),
+    W("corral ls", bg=True),
+    W(f"echo corral run -d -- {SERVER}", bg=True),
+    W(f"corralx run -d -- {SERVER}", bg=True),
+    W(f"python3 -m corralx run -- {SERVER}", bg=True),
+]
+
+ALL = READABLE + RUNNERS + REWRITE + FOLDERS + PORTS + REFUSALS + OWN_RUN
 
 
 def run(case: Case) -> Decision:

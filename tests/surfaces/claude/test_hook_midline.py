@@ -21,10 +21,14 @@ def test_only_the_backgrounded_server_is_rewritten(tmp_path: Path) -> None:
     new = result["updatedInput"]
     assert {k: v for k, v in new.items() if k != "command"} == {"description": "d", "timeout": 9000}
     command: str = new["command"]
-    assert command.endswith(f" --async -- 'python3 -m http.server {port}'{tail}"), command
+    server = f"python3 -m http.server {port}"
+    after = ' [ -z "${__corral_fn-}" ] || { unset -f python3; unset __corral_fn; };'
+    assert command.endswith(f" --async -- '{server}'; }}; __corral_fn=1; }}; {server} &{after}"
+                            f"{tail[2:]}"), command  # fmt: skip
     words = command.split(" ")
     launcher = str(Path(hook.__file__).resolve().parents[2] / "supervisor" / "launcher.py")
-    assert words[:4] == [sys.executable, "-I", "-S", launcher]
+    at = words.index("exec") + 1
+    assert words[at : at + 4] == [sys.executable, "-I", "-S", launcher]
     assert "--detached" in words and words[words.index("--port") + 1] == str(port)
     token = words[words.index("--job") + 1]
     context = result["additionalContext"]
@@ -62,20 +66,20 @@ def test_the_in_place_path_loads_nothing_heavy(tmp_path: Path) -> None:
 def test_subshell_group_and_setsid_shapes_are_rewritten(tmp_path: Path) -> None:
     """The permission check reads these shapes (their commands match rules as any line's),
     so the hook rewrites the server in them; a deny rule on it still leaves it to Claude."""
-    shapes = {  # the line -> what the supervisor is given
-        "({} &); sleep 1": "{}",
-        "{{ {} & }}; sleep 1": "{}",
-        "setsid {} & sleep 1": "setsid {}",
-        "( cd web && {} & wait )": "cd web && {}",
+    shapes = {  # the line -> what the supervisor is given, and how it follows
+        "({} &); sleep 1": ("{}", "; }"),
+        "{{ {} & }}; sleep 1": ("{}", "; }"),
+        "setsid {} & sleep 1": ("setsid {}", "; }"),
+        "( cd web && {} & wait )": ("{}", "; }"),
     }
-    for at, (shape, moved) in enumerate(shapes.items()):
+    for at, (shape, (moved, behind)) in enumerate(shapes.items()):
         server = f"python3 -m http.server {free_port()}"
         line = shape.format(server)
         folder = tmp_path / str(at)  # each in a folder of its own: none is a duplicate
         folder.mkdir()
         result = answer(run_hook("pre-tool-use", payload(line, folder)))
         command = result["updatedInput"]["command"]
-        assert f"--async -- '{moved.format(server)}' &" in command, (line, command)
+        assert f"--async -- '{moved.format(server)}'{behind}" in command, (line, command)
         assert "permissionDecision" not in result
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()

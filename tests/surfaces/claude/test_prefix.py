@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -192,6 +193,25 @@ def test_a_background_task_noted_by_the_hook_is_supervised(pre: Prefix, corral_h
     assert job["command"] == command and job["mode"] == "task" and job["state"] == "exited"
     again = pre.run(pre.string(command))  # the note is used once
     assert again.stdout == "done\n" and len(records(corral_home)) == 1
+
+
+@pytest.mark.parametrize("background", ["noted", "&"])
+def test_corrals_own_run_sent_to_the_background_gets_no_second_supervisor(
+    pre: Prefix, corral_home: Path, background: str
+) -> None:
+    port = free_port()
+    server = f"python3 -m http.server {port} --bind 127.0.0.1"
+    command = f"{shlex.quote(sys.executable)} -m corral run -d -- {server}"
+    if background == "noted":  # the hook noted run_in_background for the prefix
+        prefix.note_background(str(corral_home), SESSION, command)
+    else:
+        command += " &"
+    result = pre.run(pre.string(command))
+    assert result.returncode == 0, result.stderr
+    wait_for(lambda: listening(port), 30, "the server")
+    [job] = records(corral_home)
+    assert (job["command"], job["mode"], job["session"]) == (server, "detached", SESSION)
+    assert "terminated" in corral("stop", job["id"][:8]).stdout
 
 
 @pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])

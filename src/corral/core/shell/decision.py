@@ -27,14 +27,45 @@ class Mode(StrEnum):
 
 
 class InPlace(NamedTuple):
-    """One backgrounded command rewritten in place: bytes start..end of the line become
-    `text`, run by a supervisor of its own (`token`)."""
+    """One backgrounded command run by a supervisor of its own (`token`), whose command line
+    is `text` (`<supervisor> -- 'CMD'`, CMD being bytes start..end of the line). Without a
+    `head`, bytes start..end become `text`. With one, the line keeps every byte: `before`
+    (a function named `head` that execs `text`) goes in front of the backgrounded list at
+    byte `opens` (the command itself, or the `cd DIR &&` before it), and `after` (which
+    removes that function) right behind its `&`, at byte `amp` + 1."""
 
     job: int  # its index in Decision.jobs
     token: str
     start: int
     end: int
     text: str
+    head: str | None = None
+    opens: int = -1
+    amp: int = -1
+    before: str = ""
+    after: str = ""
+    statement: str = ""  # with a head: the command as the rewritten line has it, `&` and all
+
+
+# Set while corral's function stands for a command word (none of the user's did).
+FUNCTION_FLAG = "__corral_fn"
+
+
+def through_function(head: str, text: str) -> tuple[str, str]:
+    """What goes before `HEAD … &` and right after its `&` so that the child the shell forks
+    for it runs `text` (`exec`: the supervisor is `$!`), while the line keeps its text (the
+    shell's job notices show it as written). The function exists only from there to the
+    `&`, and only if the user has no function of that name (theirs then runs, as written).
+    bash's `exec` puts back the SIGINT and SIGQUIT dispositions the shell started with, where
+    `CMD &` of a shell without job control (no `m` in `$-`) runs CMD ignoring both: the
+    function ignores them again first, as the shell would have."""
+    body = f"case $- in *m*) ;; *) trap '' INT QUIT;; esac; exec {text};"
+    before = (
+        f"typeset -f {head} >/dev/null 2>&1 || "
+        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; }}; "
+    )
+    after = f' [ -z "${{{FUNCTION_FLAG}-}}" ] || {{ unset -f {head}; unset {FUNCTION_FLAG}; }};'
+    return before, after
 
 
 class Decision(NamedTuple):

@@ -3,11 +3,20 @@ mid-line: each such command alone goes under a supervisor of its own, every othe
 the line stays as it is.
 
     npm run dev & sleep 2; curl -s localhost:5173
-    ->  <supervisor> --job T --detached --identity D --port 5173 --async -- 'npm run dev' &
-        sleep 2; curl -s localhost:5173
+    ->  typeset -f npm >/dev/null 2>&1 || { function npm { case $- in *m*) ;; *)
+        trap '' INT QUIT;; esac; exec <supervisor> --job T … --async -- 'npm run dev'; };
+        __corral_fn=1; }; npm run dev & [ -z "${__corral_fn-}" ] || { unset -f npm;
+        unset __corral_fn; }; sleep 2; curl -s localhost:5173
 
-`$!` is then the supervisor's pid, `wait $!` gives the command's status, and the job lives
-on, supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
+The command keeps its text (bash's job notices name it as written): a function of its
+command word, defined just before it and removed just after its `&`, makes the child the
+shell forks for it `exec` the supervisor. Where no function can stand for it (midline._head
+says which shapes), its bytes become the supervisor's command line instead:
+
+    X=1 vite & sleep 1  ->  <supervisor> --job T … --async -- 'X=1 vite' & sleep 1
+
+Either way `$!` is the supervisor's pid, `wait $!` gives the command's status, and the job
+lives on, supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
 """
 
 from __future__ import annotations
@@ -15,7 +24,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from corral.core.shell.decision import Action, Decision, InPlace, Mode, same_dir, shell_words
+from corral.core.shell.decision import (
+    Action,
+    Decision,
+    InPlace,
+    Mode,
+    same_dir,
+    shell_words,
+    through_function,
+)
 from corral.core.shell.folders import NoFolder
 from corral.core.shell.jobs import Job, JobSpec, runner_job
 from corral.core.shell.midline import Background, Unit, read_background
@@ -77,8 +94,17 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
     wraps: list[InPlace] = []
     for number, (unit, mine) in enumerate(moves):
         own = first if number == 0 else command_digest(f"{first}\0{number}")[:32]
-        text = _wrap(wrapper, own, unit, [jobs[at].spec for at in mine], source)
-        wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
+        start, end = (unit.start, unit.end) if unit.head is None else unit.head[1:]
+        text = _wrap(wrapper, own, unit, [jobs[at].spec for at in mine], source[start:end])
+        wrap = InPlace(mine[0], own, start, end, text)
+        if unit.head is not None:
+            before, after = through_function(unit.head.name, text)
+            kept = source[unit.start : unit.amp + 1].decode("utf-8")
+            wrap = wrap._replace(
+                head=unit.head.name, opens=unit.start, amp=unit.amp, before=before,
+                after=after, statement=before + kept + after,
+            )  # fmt: skip
+        wraps.append(wrap)
     decision = Decision(
         True, None, Action.WRAP, Mode.IN_PLACE, _splice(source, wraps), None, specs, first,
         tuple(wraps), tuple(notes),
@@ -93,16 +119,17 @@ def _midline(found: Background) -> bool:
 
 
 def _wrap(
-    wrapper: Sequence[str], token: str, unit: Unit, specs: Sequence[JobSpec], source: bytes
+    wrapper: Sequence[str], token: str, unit: Unit, specs: Sequence[JobSpec], command: bytes
 ) -> str:
-    """`<supervisor> -- 'CMD'` for one unit; its first long runner names the job."""
+    """`<supervisor> -- 'CMD'` for one unit (CMD: `command`, the unit's bytes or those of
+    the command its function leads to); its first long runner names the job."""
     spec = specs[0]
     moved = not same_dir(spec.cwd, unit.cwd)  # `cd web && vite &`: the job runs in web
     # Never a tmux pane (the tmux backend's wrapper): the command keeps the caller's stdout,
     # stdin and `$!`, which only the supervisor itself can give it.
     launcher = [locations.LAUNCHER if w == locations.TMUX_WRAPPER else w for w in wrapper]
     argv = supervisor_argv(
-        source[unit.start : unit.end].decode("utf-8"),
+        command.decode("utf-8"),
         launcher=launcher,
         mode="detached",  # lives on when the calling shell ends, as `CMD &` would
         token=token,
@@ -117,8 +144,14 @@ def _wrap(
 def _splice(source: bytes, wraps: Sequence[InPlace]) -> str:
     out: list[bytes] = []
     at = 0
-    for wrap in sorted(wraps, key=lambda w: w.start):
-        out += [source[at : wrap.start], wrap.text.encode("utf-8")]
-        at = wrap.end
+    for wrap in sorted(wraps, key=lambda w: w.start if w.head is None else w.opens):
+        if wrap.head is None:  # the command's bytes become the supervisor's command line
+            out += [source[at : wrap.start], wrap.text.encode("utf-8")]
+            at = wrap.end
+        else:  # every byte kept: a function before the command, its removal after `&`
+            behind = wrap.amp + 1
+            out += [source[at : wrap.opens], wrap.before.encode("utf-8")]
+            out += [source[wrap.opens : behind], wrap.after.encode("utf-8")]
+            at = behind
     out.append(source[at:])
     return b"".join(out).decode("utf-8")

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from corral.core.shell.folders import NoFolder, Placed, place, resolve
 from corral.core.shell.identity import identity, line_identity
-from corral.core.shell.launch import classify
+from corral.core.shell.launch import classify, starts_under_corral
 from corral.core.shell.parse import Unreadable, read
 from corral.core.shell.ports import env_port, flag_port, requested_port
 from corral.lowlevel.named import NamedTuple
@@ -55,6 +55,22 @@ class Found(NamedTuple):
         ident = line_identity([p.words for p in self.commands])
         spec = JobSpec(display_command(inner), ident, cwd, port)
         return Job(spec, False, 0, False, -1, False)
+
+    def started_by_corral(self) -> bool:
+        """Every command of the line is corral's own `run` (or `restart`), or only changes
+        folder or exports: its jobs run under corral's supervisors already, and a second
+        supervisor around the line would only supervise corral's CLI."""
+        own = False
+        for placed in self.commands:
+            if starts_under_corral(placed.words):
+                own = True
+            elif placed.words and placed.words[0] not in _SETUP:
+                return False
+        return own
+
+
+# Commands that only set the shell's state for what follows (folders.py reads them).
+_SETUP = frozenset({"cd", "pushd", "popd", "builtin", "export"})
 
 
 def _assigned(placed: Placed) -> tuple[tuple[str, str], ...]:

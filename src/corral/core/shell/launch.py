@@ -110,6 +110,22 @@ def unwrap(words: Sequence[str]) -> Launch:
     return Launch(tuple(rest), tuple(chdirs), tuple(env))
 
 
+# corral's own commands that start a job under a supervisor of their own.
+_OWN_STARTS = frozenset({"run", "restart"})
+
+
+def starts_under_corral(words: Sequence[str]) -> bool:
+    """The command is corral's own `run` or `restart` (`corral`, its script by any path, or
+    `python -m corral`, runner words such as `nohup` or `uv run` skipped): it runs its job
+    under corral's supervisor already, and applies corral's refusals itself."""
+    launch = unwrap(words)
+    return (
+        len(launch.words) > 1
+        and basename(launch.words[0]) == "corral"
+        and launch.words[1] in _OWN_STARTS
+    )
+
+
 def _skip_flags(words: list[str], valued: tuple[str, ...]) -> list[str]:
     at = 0
     while at < len(words) and words[at].startswith("-"):

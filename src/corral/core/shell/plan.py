@@ -4,10 +4,10 @@
 
 The whole line goes to the supervisor unchanged, never split; except that a long runner a
 foreground line sends to the background mid-line (`npm run dev & sleep 2; curl …`) is
-rewritten in place, `CMD &` becoming `<supervisor> -- 'CMD' &` with every other byte kept
-(inplace.py). A line corral cannot read with certainty runs as written and is neither
-recorded nor refused. Pure, except that job tokens are drawn from os.urandom when none is
-given.
+rewritten in place, `CMD &` running `<supervisor> -- 'CMD'` in the child the shell forks
+for it, every other byte kept (inplace.py). A line corral cannot read with certainty runs
+as written and is neither recorded nor refused. Pure, except that job tokens are drawn from
+os.urandom when none is given.
 """
 
 from __future__ import annotations
@@ -65,8 +65,10 @@ _LONE_AMP = re.compile(r"(?<![&><|])&(?![&>])")
 
 def explain_json(decision: Decision) -> dict[str, Any]:
     """The `data` of `corral explain --json`: exactly these keys (a contract). A job's
-    `rewritten` is its own in-place rewrite; `note` says why a job runs as written."""
-    rewritten = {w.job: w.text for w in decision.in_place}
+    `rewritten` is its own in-place rewrite (the command with its `&` and what surrounds it
+    when it keeps its text, else the supervisor's command line that replaces it); `note`
+    says why a job runs as written."""
+    rewritten = {w.job: w.statement or w.text for w in decision.in_place}
     notes = dict(decision.notes)
     return {
         "readable": decision.readable,
@@ -137,6 +139,8 @@ def decide(
     found = find_jobs(line, cwd, home, extra_runners, package_scripts)
     if not isinstance(found, Found):
         return _untouched(False, found.reason)
+    if not found.runners and found.started_by_corral():
+        return _untouched(True, None)  # `corral run -d …`: never a supervisor in a supervisor
     if background:
         mode: Mode | None = Mode.TASK
         inner = line
@@ -162,6 +166,15 @@ def decide(
     token = token or os.urandom(16).hex()
     rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd, detach_to=detach_to)
     return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
+
+
+def started_by_corral(line: str, cwd: str, home: str) -> bool:
+    """The line starts its jobs through corral's own `run` or `restart` only (what `decide`
+    leaves as written, whatever the background flag says: `Found.started_by_corral`)."""
+    if len(line) > LINE_LIMIT:
+        return False
+    found = find_jobs(line, cwd, home, (), _EMPTY)
+    return isinstance(found, Found) and not found.runners and found.started_by_corral()
 
 
 def _rewrite(

@@ -86,6 +86,7 @@ def decide(
     holder: "int | None" = None,
     call: "str | None" = None,
     reserve: bool = True,
+    shell_session: bool = True,
 ) -> Verdict:
     """The verdict for `line`, which agent `agent` runs in session `session` from folder
     `cwd` (`background`: the agent itself runs it in the background). A rewrite runs the
@@ -97,12 +98,18 @@ def decide(
     of corral's hook (user and project scope), only the first to claim the call decides
     (`hook.first_copy`), else the second would refuse the server the first is starting.
     `reserve` False: the caller will not run the rewrite (an agent that can only deny), so
-    no start is reserved for it. `home` is corral's state folder. Never raises for a line it
-    cannot read: PASSED."""
+    no start is reserved for it. `shell_session` False: the agent's shell commands carry no
+    session variable (Gemini), so a line of corral's own `run`, which the line reader leaves
+    as written, is given the session (`export CORRAL_SESSION=…;` before it). `home` is
+    corral's state folder. Never raises for a line it cannot read: PASSED."""
     from corral.surfaces.claude import hook
 
     if len(line) > hook.LINE_LIMIT or hook.rewritten_by_corral(line):
         return PASSED
+    if not shell_session and session and "corral" in line:
+        carried = _with_session(line, cwd, session, home)
+        if carried is not None:
+            return carried
     from corral.lowlevel import locations
 
     extra = hook.extra_words(home, locations.config_path())
@@ -145,6 +152,25 @@ def decide(
             REWRITE, decision.rewritten, context=context, lines=lines, mode=decision.mode
         )
     return PASSED
+
+
+def _with_session(line: str, cwd: "str | None", session: str, home: str) -> "Verdict | None":
+    """`line` given the session when it starts its jobs through corral's own `run` only
+    (corral run reads CORRAL_SESSION); None for any other line."""
+    import os
+
+    if cwd is None or not os.path.isdir(cwd):
+        return None
+    from corral.surfaces.claude import hook
+
+    hook._site()
+    from corral.core.shell.plan import started_by_corral
+
+    if not started_by_corral(line, cwd, os.path.expanduser("~")):
+        return None
+    import shlex
+
+    return Verdict(REWRITE, f"export CORRAL_SESSION={shlex.quote(session)}; {line}")
 
 
 def supervised_lines(line: str, decision: "Decision") -> "tuple[str, ...]":

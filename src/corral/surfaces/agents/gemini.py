@@ -16,7 +16,8 @@ usage: python3 -I -S run_hook.py gemini before-tool | after-tool | session-start
   acted on.
 
 Gemini's shell commands carry no session variable, so the rewrite carries the hook's
-`session_id` to the supervisor. It fails open (common.serve).
+`session_id` to the supervisor, and a line of corral's own `run` (which corral does not
+wrap again) is given it as `CORRAL_SESSION`. It fails open (common.serve).
 """
 
 import sys
@@ -67,6 +68,7 @@ def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
         background=tool_input.get("is_background") is True,
         home=home,
         call=f"{payload.get('timestamp')}\0{command}\0{folder}",  # BeforeTool has no call id
+        shell_session=False,  # Gemini's shell commands carry no session variable
     )
     if verdict.action == common.DENY:
         return common.to_json({"decision": "deny", "reason": verdict.reason})

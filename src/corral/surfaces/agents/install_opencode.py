@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from corral.surfaces.agents import opencode, run_hook
+from corral.surfaces.agents import opencode
 from corral.surfaces.claude.install import InstallError, Report
 
 FILE = "corral.ts"
@@ -43,7 +43,7 @@ def _ours(path: Path) -> bool | None:
 def install(scope: str, project: Path, home: Path) -> Report:
     """Write corral's plugin into opencode's plugin folder at `scope`; idempotent."""
     path = plugin_path(scope, project, home)
-    text = opencode.plugin_text(run_hook.command("opencode", "tool-before"))
+    text = opencode.plugin_text(opencode.hook_program())
     if _ours(path) is False:
         raise InstallError(
             f"{path} is not corral's plugin: move it away, then run this again. "

@@ -51,15 +51,14 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
         return None
     tool_input, command = call
     session = _text(payload, "session_id")
-    # The redirected `corral run -d …` returns once its job is ready, whatever Qwen's
-    # background flag says: sent with is_background it is not redirected again.
-    background = tool_input.get("is_background") is True and not runs_corral(command)
+    # The redirected `corral run -d …`, even sent with is_background, passes: the line
+    # reader never puts corral's own `run` under a second supervisor.
     verdict = common.decide(
         command,
         cwd=_text(payload, "cwd"),
         session=session,
         agent=AGENT,
-        background=background,
+        background=tool_input.get("is_background") is True,
         home=home,
         reserve=False,  # denied either way: nothing of this call will start
         call=_text(payload, "tool_use_id"),  # Qwen's own id of the call
@@ -96,20 +95,6 @@ def redirect(lines: "tuple[str, ...]", session: "str | None", *, in_place: bool)
         f"{'; '.join(starts)}; then run the rest of your line without them (`corral ls` "
         "lists them with their ports, `corral stop ID` stops one)."
     )
-
-
-def runs_corral(command: str) -> bool:
-    """The line starts corral's CLI (`corral …`, its script by path, `python -m corral`)."""
-    import shlex
-
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    if not words:
-        return False
-    name = words[0].rpartition("/")[2]
-    return name == "corral" or (name.startswith("python") and words[1:3] == ["-m", "corral"])
 
 
 def start_line(line: str, session: "str | None") -> str:
