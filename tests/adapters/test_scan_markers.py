@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.adapters import scan
+from corral.lowlevel import procfs
 from tests.helpers import wait_for
 
 
@@ -31,19 +32,11 @@ def test_each_marker_alone_is_kept(name: str) -> None:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), name: "v-1"}
     child = subprocess.Popen(["sleep", "60"], env=env)
     try:
-        wait_for(lambda: _comm(child.pid) == "sleep", what="exec")
+        wait_for(lambda: procfs.cmdline(child.pid) == ["sleep", "60"], what="exec")
         assert scan.take().procs[child.pid].markers == {name: "v-1"}
     finally:
         child.kill()
         child.wait()
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 _NAMES = st.sampled_from([*scan.MARKERS, "PATH", "CORRAL_HOME", "CLAUDE_X", "XCORRAL_JOB", ""])
