@@ -124,6 +124,10 @@ def test_restart_and_explain_over_stdio(corral_home: Path, tmp_path: Path) -> No
         assert not alive(first["data"]["pid"]) and alive(new["pid"])
         explained, text = await _call(client, "line_explain", line="npm run dev")
         assert explained["data"]["readable"] is True and text.startswith("supervised")
+        own = "corral run -d -- python3 -m http.server 8000"
+        explained, text = await _call(client, "line_explain", line=own, background=True)
+        assert explained["data"]["action"] == "untouched", explained
+        assert text.startswith("untouched: corral's own `run` starts the job"), text
         await _call(client, "job_stop", jobs=["sl"])
 
     _serve(_params(corral_home, tmp_path), body)

@@ -251,7 +251,7 @@ class Tools:
         return _result(data, f"{text}\n{result.note}" if result.note else text)
 
     def line_explain(self, line: str, cwd: str | None, background: bool) -> CallToolResult:
-        from corral.core.shell.plan import explain_json
+        from corral.core.shell.plan import explain_json, started_by_corral
         from corral.service.admission import admit
         from corral.service.claude import wrapper
 
@@ -264,6 +264,11 @@ class Tools:
             text = f"refused: {data['refusal']}"
         elif data["action"] == "wrap":
             text = f"supervised ({data['mode']} mode)"
+        elif not data["jobs"] and started_by_corral(line, folder, os.path.expanduser("~")):
+            text = (
+                "untouched: corral's own `run` starts the job under its supervisor and refuses "
+                "a duplicate or a held port itself; no second supervisor wraps it"
+            )
         else:
             text = "untouched: no long-running job to supervise"
         return _result(data, text)
