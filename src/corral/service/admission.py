@@ -242,9 +242,11 @@ def read(
     extra_runners: Sequence[str] | None = None,
     package_scripts: Mapping[str, str] | None = None,
     detach_to: str | None = None,
+    kept_text: bool = True,
 ) -> Reading:
     """`line` read in `cwd` (`core.shell.plan.read_line`), before it meets the live jobs.
-    `extra_runners`: the user's long-runner patterns (None: from the configuration)."""
+    `extra_runners`: the user's long-runner patterns (None: from the configuration).
+    `kept_text`: see `core.shell.plan.read_line`."""
     if extra_runners is None:
         from corral import config
 
@@ -260,6 +262,7 @@ def read(
         extra_runners=extra_runners,
         package_scripts=package_scripts or {},
         detach_to=detach_to,
+        kept_text=kept_text,
     )
 
 

@@ -12,6 +12,12 @@ if TYPE_CHECKING:
     from corral.core.shell.plan import Decision
 
 
+# Agents whose shell may be a POSIX sh (the user's login shell, or $SHELL): a mid-line job
+# moves into the supervisor's command line there, never through a `function NAME {` (bash
+# and zsh only). Claude Code runs bash or zsh, Gemini CLI bash; Qwen Code is only denied.
+POSIX_SHELL_AGENTS = frozenset({"codex", "opencode"})
+
+
 def admit_line(
     line: str,
     *,
@@ -66,6 +72,7 @@ def read_line(
         wrapper=claude.wrapper(settings, session=session, agent=agent),
         extra_runners=config.extra_runners(settings),
         detach_to=detach_to,
+        kept_text=agent not in POSIX_SHELL_AGENTS,
     )
 
 

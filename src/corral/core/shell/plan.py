@@ -120,6 +120,7 @@ def decide(
     package_scripts: Mapping[str, str] = _EMPTY,
     token: str | None = None,
     detach_to: str | None = None,
+    kept_text: bool = True,
 ) -> Decision:
     """What to do with one Bash line (`background`: the call's run_in_background): the line
     read (`read_line`), then checked against the live jobs and held ports (`check.check`)."""
@@ -133,6 +134,7 @@ def decide(
         package_scripts=package_scripts,
         token=token,
         detach_to=detach_to,
+        kept_text=kept_text,
     )
     return check(reading, live, held_ports)
 
@@ -148,12 +150,14 @@ def read_line(
     package_scripts: Mapping[str, str] = _EMPTY,
     token: str | None = None,
     detach_to: str | None = None,
+    kept_text: bool = True,
 ) -> Reading:
     """One Bash line read, before it meets the live jobs: its decision were nothing running.
     `detach_to`, a folder: a line sent to the background whole (`CMD &`) returns only once
     its supervisor has left the shell's process group, and the job's output goes to
     `<detach_to>/<job id>.log`, for agents that kill that group and drop the command's
-    output as soon as the shell exits (Codex)."""
+    output as soon as the shell exits (Codex). `kept_text`: see
+    `inplace.decide_in_place` (False for a shell that may be a POSIX sh)."""
     if len(line) > LINE_LIMIT:
         return Reading(_untouched(False, too_long(line)))
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
@@ -163,7 +167,7 @@ def read_line(
         from corral.core.shell import inplace
 
         midline = inplace.decide_in_place(
-            line, cwd, home, extra_runners, package_scripts, wrapper, token
+            line, cwd, home, extra_runners, package_scripts, wrapper, token, kept_text
         )
         if midline is not None:
             return _read(midline.decision, midline.checked)
