@@ -115,6 +115,10 @@ def test_servers_are_supervised_listed_refused_again_and_stopped(
         assert by_port[tasked]["id"][:8] in block_text(refused), run.explain()
         assert "corral stop" in block_text(refused)
     assert "terminated" in block_text(stopped), run.explain()
+    # the hook read each server's line and left a note; the prefix took each (a note is used
+    # once), so it started them without reading the lines again
+    notes = corral_home / "prefix-read"
+    assert notes.is_dir() and not list(notes.iterdir()), run.explain()
     assert {j["state"] for j in records(corral_home)} <= {"stopped", "killed"}
     assert not listening(tasked) and not listening(amped)
     assert not any(job_pids(j["id"]) for j in jobs)

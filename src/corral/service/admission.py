@@ -2,6 +2,9 @@
 ports, plus a reservation so that of two concurrent starts of one job exactly one wins.
 
 Imports only the standard library, the pure core and stdlib adapters: the hook calls this.
+Two steps, as the line decision has: `read` (the line reader, loaded only then) and
+`admit_reading` (the verdict against what runs now, and the reservation); `admit` is both.
+corral's shell prefix, given the line the PreToolUse hook already read, runs only the second.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from corral import paths
 from corral.adapters import ledger, members
 from corral.adapters.identity import environ_has, started_at
 from corral.core.shell import messages
-from corral.core.shell.jobs import JobSpec
-from corral.core.shell.plan import Decision, LiveJob, PortHolder, decide, reservations
+from corral.core.shell.check import check
+from corral.core.shell.decision import Decision, JobSpec, Reading, reservations
+from corral.core.shell.messages import LiveJob, PortHolder
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.redact import command_digest, display_command
 
@@ -229,6 +233,39 @@ def _reserve(key: str, data: dict[str, object]) -> None:
     os.replace(temp, path)
 
 
+def read(
+    line: str,
+    *,
+    background: bool,
+    cwd: str,
+    wrapper: Sequence[str] = ("corral-run",),
+    extra_runners: Sequence[str] | None = None,
+    package_scripts: Mapping[str, str] | None = None,
+    detach_to: str | None = None,
+    kept_text: bool = True,
+) -> Reading:
+    """`line` read in `cwd` (`core.shell.plan.read_line`), before it meets the live jobs.
+    `extra_runners`: the user's long-runner patterns (None: from the configuration).
+    `kept_text`: see `core.shell.plan.read_line`."""
+    if extra_runners is None:
+        from corral import config
+
+        extra_runners = config.extra_runners()
+    from corral.core.shell.plan import read_line
+
+    return read_line(
+        line,
+        background=background,
+        cwd=cwd,
+        home=os.path.expanduser("~"),
+        wrapper=wrapper,
+        extra_runners=extra_runners,
+        package_scripts=package_scripts or {},
+        detach_to=detach_to,
+        kept_text=kept_text,
+    )
+
+
 def admit(
     line: str,
     *,
@@ -242,17 +279,33 @@ def admit(
     holder: int | None = None,
     detach_to: str | None = None,
 ) -> Decision:
-    """The verdict for `line`; with `reserve`, a reservation held for each job it starts.
-    `extra_runners`: the user's long-runner patterns (None: from the configuration).
-    `accept(decision)`, asked under the lock before reserving: False means the caller will
-    not start the wrapped line, so nothing is reserved. `holder`: the pid of the process that
-    starts the job (the reservation ends when it is gone; None: only the time limit ends it).
-    `detach_to`: see `core.shell.plan.decide`."""
-    if extra_runners is None:
-        from corral import config
+    """The verdict for `line`; with `reserve`, a reservation held for each job it starts
+    (`read`, then `admit_reading`). `extra_runners`: the user's long-runner patterns (None:
+    from the configuration). `detach_to`: see `core.shell.plan.decide`."""
+    reading = read(
+        line,
+        background=background,
+        cwd=cwd,
+        wrapper=wrapper,
+        extra_runners=extra_runners,
+        package_scripts=package_scripts,
+        detach_to=detach_to,
+    )
+    return admit_reading(reading, reserve=reserve, accept=accept, holder=holder)
 
-        extra_runners = config.extra_runners()
-    home = os.path.expanduser("~")
+
+def admit_reading(
+    reading: Reading,
+    *,
+    reserve: bool = True,
+    accept: Callable[[Decision], bool] | None = None,
+    holder: int | None = None,
+) -> Decision:
+    """The verdict for a read line against the live jobs and held ports now; with
+    `reserve`, a reservation held for each job it starts. `accept(decision)`, asked under
+    the lock before reserving: False means the caller will not start the wrapped line, so
+    nothing is reserved. `holder`: the pid of the process that starts the job (the
+    reservation ends when it is gone; None: only the time limit ends it)."""
     lock_path = os.path.join(paths.ensure_private_dir(paths.home_dir()), "admission.lock")
     with open(lock_path, "a") as lock:
         # One decision at a time: the ledger is read once, and the verdict and the
@@ -260,33 +313,11 @@ def admit(
         fcntl.flock(lock, fcntl.LOCK_EX)
         records = ledger.read_all().records
         jobs = live_jobs(records)
-        decision = decide(
-            line,
-            background=background,
-            cwd=cwd,
-            home=home,
-            live=jobs,
-            held_ports=PortHolders(jobs),
-            wrapper=wrapper,
-            extra_runners=extra_runners,
-            package_scripts=package_scripts or {},
-            detach_to=detach_to,
-        )
+        decision = check(reading, jobs, PortHolders(jobs))
         if decision.action == "refuse" and jobs:
             # a refusal names the ports the running job actually holds, to reuse
             wanted = {spec.identity for spec in decision.jobs}
-            decision = decide(
-                line,
-                background=background,
-                cwd=cwd,
-                home=home,
-                live=with_held_ports(jobs, records, wanted),
-                held_ports=PortHolders(jobs),
-                wrapper=wrapper,
-                extra_runners=extra_runners,
-                package_scripts=package_scripts or {},
-                detach_to=detach_to,
-            )
+            decision = check(reading, with_held_ports(jobs, records, wanted), PortHolders(jobs))
         if decision.action != "wrap" or decision.job_token is None or not reserve:
             return decision
         if accept is not None and not accept(decision):

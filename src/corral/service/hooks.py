@@ -8,7 +8,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from corral.core.shell.decision import Reading
     from corral.core.shell.plan import Decision
+
+
+# Agents whose shell may be a POSIX sh (the user's login shell, or $SHELL): a mid-line job
+# moves into the supervisor's command line there, never through a `function NAME {` (bash
+# and zsh only). Claude Code runs bash or zsh, Gemini CLI bash; Qwen Code is only denied.
+POSIX_SHELL_AGENTS = frozenset({"codex", "opencode"})
 
 
 def admit_line(
@@ -27,21 +34,45 @@ def admit_line(
     """The admission every agent's hook asks for one line (service.admission.admit) with the
     user's configuration: their long runners, grace period and backend. `detach_to`: see
     `core.shell.plan.decide`."""
+    from corral.service.admission import admit_reading
+
+    reading = read_line(
+        line,
+        cwd=cwd,
+        background=background,
+        session=session,
+        agent=agent,
+        settings=settings,
+        detach_to=detach_to,
+    )
+    return admit_reading(reading, accept=accept, holder=holder, reserve=reserve)
+
+
+def read_line(
+    line: str,
+    *,
+    cwd: str,
+    background: bool,
+    session: "str | None" = None,
+    agent: "str | None" = None,
+    settings: "dict[str, Any] | None" = None,
+    detach_to: "str | None" = None,
+) -> "Reading":
+    """`line` read with the user's configuration, before it meets the live jobs (the first
+    half of `admit_line`; `service.admission.admit_reading` is the second)."""
     from corral import config
     from corral.service import claude
-    from corral.service.admission import admit
+    from corral.service.admission import read
 
     settings = config.load() if settings is None else settings
-    return admit(
+    return read(
         line,
         background=background,
         cwd=cwd,
         wrapper=claude.wrapper(settings, session=session, agent=agent),
         extra_runners=config.extra_runners(settings),
-        accept=accept,
-        holder=holder,
         detach_to=detach_to,
-        reserve=reserve,
+        kept_text=agent not in POSIX_SHELL_AGENTS,
     )
 
 

@@ -93,14 +93,27 @@ def test_a_line_the_hook_read_is_not_read_again_by_the_prefix(
     assert (read_first, read_second) == (False, True)
 
 
+def _note_nothing(home: Path, cwd: Path, command: str) -> None:
+    from corral.core.shell.decision import Action, Decision, Reading
+    from corral.surfaces.claude import notes
+
+    nothing = Reading(Decision(True, None, Action.UNTOUCHED, None, None, None, ()))
+    notes.note_reading(
+        str(home), SESSION, str(cwd), command, background=False, wrapper=["w"], reading=nothing
+    )
+
+
 def test_notes_of_lines_that_never_ran_are_swept(tmp_path: Path, corral_home: Path) -> None:
     from corral.surfaces.claude import notes
 
-    notes.note_untouched(str(corral_home), SESSION, str(tmp_path), "python3 old.py")
+    _note_nothing(corral_home, tmp_path, "python3 old.py")
     folder = corral_home / "prefix-read"
     [old] = list(folder.iterdir())
     os.utime(old, (0, 0))  # a call denied long ago: its note was never taken
-    notes.note_untouched(str(corral_home), SESSION, str(tmp_path), "python3 new.py")
+    _note_nothing(corral_home, tmp_path, "python3 new.py")
     assert len(list(folder.iterdir())) == 1 and not old.exists()
-    assert notes.take_untouched(str(corral_home), SESSION, str(tmp_path), "python3 new.py")
+    taken = notes.take_reading(
+        str(corral_home), SESSION, str(tmp_path), "python3 new.py", background=False
+    )
+    assert taken is not None and notes.nothing_to_supervise(taken)
     assert not list(folder.iterdir())

@@ -1,5 +1,6 @@
 """What the line reader decides for one line, as values: the action, the mode, each
-in-place rewrite, and how a supervisor's command line is written as shell text."""
+in-place rewrite, the line as read before it meets the live jobs (`Reading`), and how a
+supervisor's command line is written as shell text. Light: the reader itself is not loaded."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ import re
 from collections.abc import Sequence
 from enum import StrEnum
 
-from corral.core.shell.jobs import JobSpec
 from corral.lowlevel.named import NamedTuple
 
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+class JobSpec(NamedTuple):
+    display: str  # redacted: assignments removed, secrets hidden
+    identity: str  # short hex digest; equal identities in one folder are the same job
+    cwd: str
+    port: int | None
 
 
 class Action(StrEnum):
@@ -79,6 +86,17 @@ class Decision(NamedTuple):
     job_token: str | None = None  # the supervisor's --job token, when wrapped
     in_place: tuple[InPlace, ...] = ()  # Mode.IN_PLACE: each command rewritten
     notes: tuple[tuple[int, str], ...] = ()  # (index in jobs, why it runs as written)
+
+
+class Reading(NamedTuple):
+    """A line as the reader leaves it, before it meets the live jobs: the decision it gets
+    when nothing runs (or a refusal the line alone gives: one server started twice in it),
+    and for each of `decision.jobs` whether it is a known long runner (a job whose identity
+    a running one shares is refused only then). `core.shell.check.check` meets it with the
+    live jobs; `plan.decide` is both steps."""
+
+    decision: Decision
+    runners: tuple[bool, ...] = ()
 
 
 def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:

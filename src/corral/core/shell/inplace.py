@@ -56,9 +56,13 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
     package_scripts: Mapping[str, str],
     wrapper: Sequence[str],
     token: str | None,
+    kept_text: bool = True,
 ) -> Midline | None:
     """The decision for a foreground line with an `&` that does not end it; None when the
-    line has none (or cannot be read this way), so the whole-line rules apply."""
+    line has none (or cannot be read this way), so the whole-line rules apply. `kept_text`
+    False: every command moves into the supervisor's command line (`<supervisor> -- 'CMD'
+    &`), never through a function of its word, whose `function NAME {` form only bash and
+    zsh read (for agents whose shell may be a POSIX sh)."""
     found = read_background(line, cwd, home)
     if isinstance(found, Unreadable) or not _midline(found):
         return None
@@ -94,14 +98,15 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
     wraps: list[InPlace] = []
     for number, (unit, mine) in enumerate(moves):
         own = first if number == 0 else command_digest(f"{first}\0{number}")[:32]
-        start, end = (unit.start, unit.end) if unit.head is None else unit.head[1:]
+        head = unit.head if kept_text else None
+        start, end = (unit.start, unit.end) if head is None else head[1:]
         text = _wrap(wrapper, own, unit, [jobs[at].spec for at in mine], source[start:end])
         wrap = InPlace(mine[0], own, start, end, text)
-        if unit.head is not None:
-            before, after = through_function(unit.head.name, text)
+        if head is not None:
+            before, after = through_function(head.name, text)
             kept = source[unit.start : unit.amp + 1].decode("utf-8")
             wrap = wrap._replace(
-                head=unit.head.name, opens=unit.start, amp=unit.amp, before=before,
+                head=head.name, opens=unit.start, amp=unit.amp, before=before,
                 after=after, statement=before + kept + after,
             )  # fmt: skip
         wraps.append(wrap)

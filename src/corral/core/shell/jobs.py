@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from corral.core.shell.decision import JobSpec
 from corral.core.shell.folders import NoFolder, Placed, place, resolve
 from corral.core.shell.identity import identity, line_identity
 from corral.core.shell.launch import classify, starts_under_corral
@@ -12,12 +13,7 @@ from corral.core.shell.ports import env_port, flag_port, requested_port
 from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.redact import display_command
 
-
-class JobSpec(NamedTuple):
-    display: str  # redacted: assignments removed, secrets hidden
-    identity: str  # short hex digest; equal identities in one folder are the same job
-    cwd: str
-    port: int | None
+__all__ = ["Found", "Job", "JobSpec", "find_jobs", "runner_job"]
 
 
 class Job(NamedTuple):

@@ -2,12 +2,14 @@
 
     decide("cd web && npm run dev > dev.log 2>&1 &", background=False, cwd=..., home=...)
 
-The whole line goes to the supervisor unchanged, never split; except that a long runner a
-foreground line sends to the background mid-line (`npm run dev & sleep 2; curl …`) is
-rewritten in place, `CMD &` running `<supervisor> -- 'CMD'` in the child the shell forks
-for it, every other byte kept (inplace.py). A line corral cannot read with certainty runs
-as written and is neither recorded nor refused. Pure, except that job tokens are drawn from
-os.urandom when none is given.
+Two steps: `read_line` (the line reader: what the line starts, how it is wrapped) and
+`check.check` (that against the live jobs and held ports). The whole line goes to the
+supervisor unchanged, never split; except that a long runner a foreground line sends to
+the background mid-line (`npm run dev & sleep 2; curl …`) is rewritten in place, `CMD &`
+running `<supervisor> -- 'CMD'` in the child the shell forks for it, every other byte kept
+(inplace.py). A line corral cannot read with certainty runs as written and is neither
+recorded nor refused. Pure, except that job tokens are drawn from os.urandom when none is
+given.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from corral.core.shell import messages
+from corral.core.shell.check import check
 from corral.core.shell.decision import (
     Action,
     Decision,
     InPlace,
     Mode,
+    Reading,
     quote_for_wrapper,
     reservations,
     same_dir,
@@ -47,9 +51,12 @@ __all__ = [
     "LiveJob",
     "Mode",
     "PortHolder",
+    "Reading",
+    "check",
     "decide",
     "explain_json",
     "quote_for_wrapper",
+    "read_line",
     "reservations",
     "shell_words",
 ]
@@ -113,34 +120,62 @@ def decide(
     package_scripts: Mapping[str, str] = _EMPTY,
     token: str | None = None,
     detach_to: str | None = None,
+    kept_text: bool = True,
 ) -> Decision:
-    """What to do with one Bash line (`background`: the call's run_in_background).
+    """What to do with one Bash line (`background`: the call's run_in_background): the line
+    read (`read_line`), then checked against the live jobs and held ports (`check.check`)."""
+    reading = read_line(
+        line,
+        background=background,
+        cwd=cwd,
+        home=home,
+        wrapper=wrapper,
+        extra_runners=extra_runners,
+        package_scripts=package_scripts,
+        token=token,
+        detach_to=detach_to,
+        kept_text=kept_text,
+    )
+    return check(reading, live, held_ports)
+
+
+def read_line(
+    line: str,
+    *,
+    background: bool,
+    cwd: str,
+    home: str,
+    wrapper: Sequence[str] = ("corral-run",),
+    extra_runners: Sequence[str] = (),
+    package_scripts: Mapping[str, str] = _EMPTY,
+    token: str | None = None,
+    detach_to: str | None = None,
+    kept_text: bool = True,
+) -> Reading:
+    """One Bash line read, before it meets the live jobs: its decision were nothing running.
     `detach_to`, a folder: a line sent to the background whole (`CMD &`) returns only once
     its supervisor has left the shell's process group, and the job's output goes to
     `<detach_to>/<job id>.log`, for agents that kill that group and drop the command's
-    output as soon as the shell exits (Codex)."""
+    output as soon as the shell exits (Codex). `kept_text`: see
+    `inplace.decide_in_place` (False for a shell that may be a POSIX sh)."""
     if len(line) > LINE_LIMIT:
-        return _untouched(False, too_long(line))
+        return Reading(_untouched(False, too_long(line)))
     if not background and "&" not in line and not may_start_runner(line, extra_runners):
         reason = plain_reason(line)
-        return _untouched(reason is None, reason)
+        return Reading(_untouched(reason is None, reason))
     if not background and _LONE_AMP.search(line):
         from corral.core.shell import inplace
 
         midline = inplace.decide_in_place(
-            line, cwd, home, extra_runners, package_scripts, wrapper, token
+            line, cwd, home, extra_runners, package_scripts, wrapper, token, kept_text
         )
         if midline is not None:
-            refusal = _refusal(midline.checked, live, held_ports)
-            if refusal is not None:
-                specs = tuple(job.spec for job in midline.checked)
-                return Decision(True, None, Action.REFUSE, None, None, refusal, specs)
-            return midline.decision
+            return _read(midline.decision, midline.checked)
     found = find_jobs(line, cwd, home, extra_runners, package_scripts)
     if not isinstance(found, Found):
-        return _untouched(False, found.reason)
+        return Reading(_untouched(False, found.reason))
     if not found.runners and found.started_by_corral():
-        return _untouched(True, None)  # `corral run -d …`: never a supervisor in a supervisor
+        return Reading(_untouched(True, None))  # `corral run -d …`: never a supervisor in one
     if background:
         mode: Mode | None = Mode.TASK
         inner = line
@@ -153,19 +188,26 @@ def decide(
         mode = Mode.TASK
         inner = line
     else:
-        return _untouched(True, None)
+        return Reading(_untouched(True, None))
     jobs = found.runners
     if mode is not None and not jobs:
         jobs = (found.line_job(inner),)
     specs = tuple(job.spec for job in jobs)
-    refusal = _refusal(jobs, live, held_ports)
-    if refusal is not None:
-        return Decision(True, None, Action.REFUSE, None, None, refusal, specs)
     if mode is None:
-        return _untouched(True, None, specs)
+        return _read(_untouched(True, None, specs), jobs)
     token = token or os.urandom(16).hex()
     rewritten = _rewrite(wrapper, mode, token, specs, inner, cwd=cwd, detach_to=detach_to)
-    return Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token)
+    return _read(Decision(True, None, Action.WRAP, mode, rewritten, None, specs, token), jobs)
+
+
+def _read(decision: Decision, jobs: Sequence[Job]) -> Reading:
+    """The reading of a line whose `jobs` are `decision.jobs`: refused at once when the line
+    itself starts one server twice, or twice on one port."""
+    refusal = _twice(jobs)
+    if refusal is not None:
+        specs = tuple(job.spec for job in jobs)
+        decision = Decision(True, None, Action.REFUSE, None, None, refusal, specs)
+    return Reading(decision, tuple(job.runner for job in jobs))
 
 
 def started_by_corral(line: str, cwd: str, home: str) -> bool:
@@ -218,12 +260,10 @@ def detach_with_handshake(words: str, log: str) -> str:
     return f"{{ {words} {fd}>&1 >>{target} 2>&1 & }} | {{ IFS= read -r _ || :; }}"
 
 
-def _refusal(
-    jobs: Sequence[Job], live: Sequence[LiveJob], held: Mapping[int, PortHolder]
-) -> str | None:
-    listed = jobs
-    for index, job in enumerate(listed):
-        for earlier in listed[:index]:
+def _twice(jobs: Sequence[Job]) -> str | None:
+    """The refusal of a line that starts one job twice at once (or two on one port)."""
+    for index, job in enumerate(jobs):
+        for earlier in jobs[:index]:
             if not earlier.runs_with(job):
                 continue
             same = earlier.spec.identity == job.spec.identity
@@ -231,19 +271,4 @@ def _refusal(
                 return messages.twice(job.spec.display, job.spec.cwd)
             if job.spec.port is not None and earlier.spec.port == job.spec.port:
                 return messages.port_twice(job.spec.port, earlier.spec.display, job.spec.display)
-    for job in listed:
-        spec = job.spec
-        for running in live:
-            if job.runner and running.identity == spec.identity and same_dir(running.cwd, spec.cwd):
-                return messages.duplicate(spec.display, running)
-        if spec.port is None:
-            continue
-        for running in live:
-            if spec.port in running.ports:
-                return messages.port_held_by_job(spec.display, spec.port, running)
-        holder = held.get(spec.port)
-        if holder is not None:
-            if holder.job_id is None:
-                return messages.port_held_by_other(spec.display, spec.port, holder)
-            return messages.port_held_by_corral(spec.display, spec.port, holder)
     return None

@@ -16,6 +16,10 @@ of the user's own prefix, which stays chained). Only a candidate string reaches 
   task mode: the job is exactly the string Claude Code built, run by the same shell (bash,
   or zsh reading its start-up files as `zsh -c` does), so its output, exit status and cwd
   file are the same, and the record shows the model's command;
+- what the command starts (display, identity, folder, port, the shape of the rewrite) is
+  what the PreToolUse hook's line reader found, from the note it left on this very call
+  (`notes.take_reading`): the prefix then only checks it against the live jobs, without
+  loading the line reader; with no note it can trust, it reads the line itself;
 - a trailing `server &` (or a command sent to the background mid-line) is rewritten inside
   the string as the hook used to rewrite it (a supervisor of its own, in the background),
   since a supervisor in the foreground would hold the call until the server ends;
@@ -36,9 +40,16 @@ from corral.surfaces.claude.notes import (
     active,
     note_background,
     notes_dir,
+    nothing_to_supervise,
+    reading_of,
     take_note,
-    take_untouched,
+    take_reading,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.core.claude.shell_string import Embedded
+    from corral.core.shell.decision import Decision
 
 __all__ = ["CHAINED", "NAME", "PREFIX", "active", "note_background", "take_note"]
 _TAIL = "' < /dev/null && pwd -P >| /"
@@ -138,8 +149,10 @@ def as_it_came(string: str, chained: str, environ: dict[bytes, bytes]) -> list[s
 
 
 def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> Plan:
-    """How to run `string`, decided by the line reader and admission."""
-    from corral.core.claude.shell_string import compose, read
+    """How to run `string`: the line read (what the PreToolUse hook's reader found, from its
+    note, or the line reader here), then checked against the live jobs (admission), then
+    launched."""
+    from corral.core.claude.shell_string import read
 
     found = read(string)
     if found is None:
@@ -152,7 +165,11 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     session_bytes = environ.get(b"CLAUDE_CODE_SESSION_ID")
     session = found.session or (session_bytes.decode() if session_bytes else None)
     background = bool(session) and take_note(home, session or "", found.command)
-    if session and not background and take_untouched(home, session, os.getcwd(), found.command):
+    cwd = os.getcwd()
+    noted = (
+        take_reading(home, session, cwd, found.command, background=background) if session else None
+    )
+    if noted is not None and nothing_to_supervise(noted):
         return Plan(as_it_came(string, chained, environ))  # the hook's reader found nothing
 
     from corral.lowlevel import locations
@@ -161,19 +178,43 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     extra = hook.extra_words(home, locations.config_path())
     if not hook.may_need_supervision(found.command, background, extra):
         return Plan(as_it_came(string, chained, environ))
-    hook._site()
     from corral import config
     from corral.service import claude
-    from corral.service.admission import admit
+    from corral.service.admission import admit_reading
 
     settings = config.load()
-    decision = admit(
-        found.command,
-        background=background,
-        cwd=os.getcwd(),
-        wrapper=claude.wrapper(settings),
-        extra_runners=config.extra_runners(settings),
-    )
+    wrapper = claude.wrapper(settings)
+    reading = None if noted is None else reading_of(noted, wrapper)
+    if reading is None or not os.path.exists("/proc/self/stat"):
+        # the grammar is in site-packages, and psutil, which answers where /proc does not
+        hook._site()
+    if reading is None:  # no note to trust: the line reader, here
+        from corral.service.admission import read as read_line
+
+        reading = read_line(
+            found.command,
+            background=background,
+            cwd=cwd,
+            wrapper=wrapper,
+            extra_runners=config.extra_runners(settings),
+        )
+    decision = admit_reading(reading)  # against the jobs that run now, with reservations
+    return launch(decision, found, string, chained, environ, session, config.grace(settings))
+
+
+def launch(  # noqa: PLR0917 - one call site (plan), every value is needed
+    decision: Decision,
+    found: Embedded,
+    string: str,
+    chained: str,
+    environ: dict[bytes, bytes],
+    session: str | None,
+    grace: float | None,
+) -> Plan:
+    """The argv that starts what `decision` admitted, or its refusal."""
+    from corral.core.claude.shell_string import compose
+    from corral.lowlevel import locations
+
     if decision.action == "refuse" and decision.refusal:
         return Plan(refusal=decision.refusal)
     if decision.action != "wrap" or decision.job_token is None:
@@ -191,7 +232,7 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
         mode="task",
         ledger=locations.ledger_dir(),
         session=session,
-        grace=config.grace(settings),
+        grace=grace,
         identity=spec.identity if spec else None,
         port=next((s.port for s in decision.jobs if s.port is not None), None),
         job_cwd=spec.cwd if spec and os.path.normpath(spec.cwd) != os.getcwd() else None,

@@ -14,7 +14,7 @@ import os
 
 from corral import config
 from corral.core.shell.plan import Decision
-from corral.service.hooks import admit_line
+from corral.service.hooks import admit_line, read_line
 from corral.service.hooks import started_context as context
 from corral.surfaces.claude import notes
 
@@ -94,19 +94,27 @@ def _refusal_only(
 ) -> str | None:
     """With corral's shell prefix installed the prefix supervises at execution, after
     Claude Code's permission check, in every mode: the hook rewrites nothing. It only notes a
-    background call for the prefix (which cannot see `run_in_background`), notes a line with
-    nothing to supervise (the prefix runs it without reading it again), and refuses a
+    background call for the prefix (which cannot see `run_in_background`), notes what its
+    line reader found (nothing to supervise, or the jobs and how they start: the prefix
+    checks that against the live jobs without reading the line again), and refuses a
     duplicate or a held port early; nothing is reserved, the prefix reserves when it runs."""
     line: str = tool_input["command"]
     background = tool_input.get("run_in_background") is True
     session = payload.get("session_id")
     if background and isinstance(session, str):
         notes.note_background(home, session, line)
-    decision = admit_line(line, background=background, cwd=cwd, settings=settings, reserve=False)
-    if decision.action == "untouched" and decision.readable and not decision.jobs:
-        if isinstance(session, str):  # the prefix runs it without reading it again
-            notes.note_untouched(home, session, cwd, line)
-        return None
+    from corral.service import claude
+    from corral.service.admission import admit_reading
+
+    wrapper = claude.wrapper(settings)  # the prefix's own (service.hooks.read_line's too)
+    reading = read_line(line, background=background, cwd=cwd, settings=settings)
+    decision = admit_reading(reading, reserve=False)
+    if decision.action != "refuse" and decision.readable and isinstance(session, str):
+        # what the reader found, for the prefix: it checks this against the live jobs when
+        # it runs the line, without reading it again
+        notes.note_reading(
+            home, session, cwd, line, background=background, wrapper=wrapper, reading=reading
+        )
     if decision.action != "refuse" or not decision.refusal:
         return None
     out = {
