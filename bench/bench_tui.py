@@ -66,9 +66,10 @@ def start_jobs() -> list[subprocess.Popen[bytes]]:
 def first_paint(folder: Path, daemon: bool) -> tuple[float, float, float]:
     """`corral tui` started as a person starts it (a new process; with `--no-daemon` when
     `daemon` is False), headless but rendering every frame (bench.tui_clock): milliseconds
-    to the first frame with every job and the listening jobs' ports, the CPU milliseconds
-    the process spent until then (less sensitive to the machine's load than the wait), and
-    milliseconds to the first frame after the whole board (processes, listeners) came."""
+    to the first frame with every job and the listening jobs' ports; the CPU milliseconds
+    the process and the processes it waited for spent until then (less sensitive to the
+    machine's load than the wait); milliseconds to the first frame after the whole board
+    (processes, listeners) came."""
     with tempfile.NamedTemporaryFile("r") as out:
         env = {**os.environ, "TEXTUAL_DRIVER": "bench.tui_clock:PaintClock",
                "CORRAL_BENCH_START": repr(time.time()), "CORRAL_BENCH_OUT": out.name,

@@ -5,7 +5,10 @@ workers: every method may block."""
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -64,14 +67,47 @@ class LiveFeed:
         """Start reading the first board now, in a thread: it comes while Textual loads (the
         daemon's, or the jobs alone when none answers)."""
 
+        elsewhere = None if self.use_daemon else self._jobs_elsewhere()
+
         def read() -> None:
             try:
-                self._early_board = self._board()
+                if elsewhere is not None:
+                    self._early_board = self._jobs_read_elsewhere(elsewhere)
+                if self._early_board is None:
+                    self._early_board = self._board()
             except Exception:  # the app's first read tries again, and says why
                 log.exception("the first board could not be read early")
 
         self._early = threading.Thread(target=read, name="corral-first-board", daemon=True)
         self._early.start()
+
+    def _jobs_elsewhere(self) -> subprocess.Popen[str] | None:
+        """A process reading the jobs alone (surfaces.tui.jobs_now), on another core while
+        this one imports Textual (a thread here would wait for the interpreter's lock)."""
+        try:
+            return subprocess.Popen(
+                [sys.executable, "-m", "corral.surfaces.tui.jobs_now", str(self.folder)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+        except OSError:
+            log.exception("the jobs could not be read in a process of their own")
+            return None
+
+    def _jobs_read_elsewhere(
+        self, child: subprocess.Popen[str]
+    ) -> tuple[dict[str, Any], list[str]] | None:
+        """The jobs board the process read; None when it could not (read here then)."""
+        out, _ = child.communicate(timeout=30)
+        try:
+            data, warnings = json.loads(out)
+        except ValueError:
+            log.warning("the jobs read in a process of their own: exit status %s", child.returncode)
+            return None
+        self._jobs_read = True
+        return data, warnings
 
     def ready(self) -> tuple[dict[str, Any], list[str]] | None:
         early = self._early
@@ -83,9 +119,6 @@ class LiveFeed:
     def connect(self) -> None:
         if not self.use_daemon or (self.daemon_up and self.source == "daemon"):
             return  # the first board came from the daemon: it runs
-        import subprocess
-        import sys
-
         # `corral daemon --ensure` in a process of its own: the daemon it starts outlives
         # the tui and is never its child (nothing here waits for it or is signalled with it).
         try:
