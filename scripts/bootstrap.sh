@@ -21,3 +21,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e "$spec" >&2
   echo "$want" > "$stamp"
 fi
+# Bytecode for corral's own modules, as `pip install .` leaves it: an editable install has
+# none until a run writes it, and never where PYTHONDONTWRITEBYTECODE is set, so every hook,
+# status line and `corral tui` would compile its modules again at each start. Quick when
+# nothing changed (compileall skips what is current).
+.venv/bin/python -m compileall -q src/corral >/dev/null
