@@ -193,7 +193,12 @@ def _baseline(tmp_path: Path, home: Path, line: str) -> str:
 
 
 def _bytes_env() -> dict[bytes, bytes]:
-    return {**caller_environment(), b"CLAUDE_CODE_SESSION_ID": SESSION.encode()}
+    """Claude Code's environment for the prefix. Its SHELL is this process's: the prefix
+    supervises only where the supervisor (which reads this process's SHELL) would run the
+    line with the shell Claude Code uses, and CI runs with SHELL unset."""
+    env = {**caller_environment(), b"CLAUDE_CODE_SESSION_ID": SESSION.encode()}
+    shell = os.environ.get("SHELL") or shutil.which("bash") or "/bin/bash"
+    return {**env, b"SHELL": shell.encode()}
 
 
 @pytest.fixture
