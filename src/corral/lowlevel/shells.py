@@ -7,14 +7,16 @@ from __future__ import annotations
 import os
 
 
-def user_shell(startup: bool = False) -> tuple[str, list[str]]:
-    """The shell that runs the line and the options that go before `-c`.
+def user_shell(startup: bool = False, shell: str | None = None) -> tuple[str, list[str]]:
+    """The shell that runs the line and the options that go before `-c`: `shell` when
+    given (the caller knows it: Claude Code's shell prefix), else $SHELL when it is bash or
+    zsh, else /bin/sh.
 
     A line usually comes from inside another shell that already read its start-up files,
     so zsh runs it with `-f` (no .zshenv again). `startup`: the line is a whole string the
     caller's shell would have run itself (Claude Code's shell prefix), so zsh reads its
     start-up files as `zsh -c` does."""
-    shell = os.environ.get("SHELL", "")
+    shell = os.environ.get("SHELL", "") if shell is None else shell
     name = os.path.basename(shell)
     if os.path.isabs(shell) and os.access(shell, os.X_OK):
         if name == "bash":

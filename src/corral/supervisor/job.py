@@ -150,7 +150,7 @@ class Supervisor:
 
     def start_record(self) -> None:
         line: str = self.opts["line"]
-        shell, _ = user_shell()
+        shell, _ = user_shell(shell=self.opts["shell"])
         self.record = {
             "version": LEDGER_VERSION,
             "id": self.token,
@@ -187,7 +187,7 @@ class Supervisor:
         write_record(self.ledger, self.record)
 
     def spawn(self) -> None:
-        shell, shell_opts = user_shell(self.opts["startup"])
+        shell, shell_opts = user_shell(self.opts["startup"], self.opts["shell"])
         env = job_environment(self.token, self.opts["session"])
         argv = [shell, *shell_opts, "-c", self.opts["line"]]
         # The job gets self.job_signals, SIGHUP as we were given it, and every signal

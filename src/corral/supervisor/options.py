@@ -30,9 +30,10 @@ def parse(argv: list[str]) -> dict[str, Any]:
         "async": False,
         "fallback": True,
         "startup": False,
+        "shell": None,
     }
     valued = {"--job", "--session", "--grace", "--ledger", "--identity", "--port", "--ready-fd",
-              "--log-cap"}  # fmt: skip
+              "--log-cap", "--shell"}  # fmt: skip
     i = 0
     while i < len(argv):
         arg = argv[i]

@@ -77,15 +77,20 @@ else:
     import _signal as signal  # the C module: the same functions without the enum wrappers
 
 
-def _run_unsupervised(
-    line: str, why: str, ledger: str, inherited_hup: Any, job_signals: dict[int, Any]
+def _run_unsupervised(  # noqa: PLR0917 - one call site (main)
+    line: str,
+    why: str,
+    ledger: str,
+    inherited_hup: Any,
+    job_signals: dict[int, Any],
+    shell: str | None = None,
 ) -> int:
     log(ledger, f"running unsupervised: {why}")
     signal.set_wakeup_fd(-1)
     for sig, disposition in job_signals.items():
         signal.signal(sig, disposition)
     signal.signal(signal.SIGHUP, inherited_hup)
-    shell, _ = user_shell()
+    shell, _ = user_shell(shell=shell)
     os.execve(shell, [shell, "-c", line], caller_environment())
 
 
@@ -152,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         if ready_fd is not None:
             os.close(ready_fd)
-        return _run_unsupervised(opts["line"], str(exc), sup.ledger, inherited_hup, sup.job_signals)
+        return _run_unsupervised(
+            opts["line"], str(exc), sup.ledger, inherited_hup, sup.job_signals, opts["shell"]
+        )
     sup.become_subreaper()
     watched = opts["mode"] == "task" or sup.front_fd is not None
     parent_fd = sup.watch_parent() if watched else None

@@ -184,6 +184,28 @@ def test_a_task_job_keeps_output_exit_status_and_cwd_file(pre: Prefix, corral_ho
     assert "dev-up" in through.stdout and pre.cwd_file.read_text() == "/\n"
 
 
+def test_with_shell_unset_a_task_job_runs_under_claude_codes_bash(
+    pre: Prefix, corral_home: Path
+) -> None:
+    """Claude Code runs bash where SHELL is unset (containers, CI); so does the supervisor
+    the prefix starts (`--shell`), which would otherwise run the string with /bin/sh."""
+    (pre.work / "package.json").write_text(
+        json.dumps({"scripts": {"dev": "echo dev-up; echo warn >&2; exit 4"}})
+    )
+    string = pre.string("npm run dev --silent; echo shell=${BASH_VERSION:+bash}; cd /")
+    env = {k: v for k, v in pre.env().items() if k != "SHELL"}
+    through = pre.run(string, env=env)
+    direct = pre.run(string, through=False, env=env)
+    [job] = records(corral_home)
+    assert os.path.basename(job["shell"]) == "bash", job
+    assert (through.stdout, through.stderr, through.returncode) == (
+        direct.stdout,
+        direct.stderr,
+        direct.returncode,
+    )
+    assert "dev-up" in through.stdout and "shell=bash" in through.stdout
+
+
 def test_a_background_task_noted_by_the_hook_is_supervised(pre: Prefix, corral_home: Path) -> None:
     command = "sleep 0.2; echo done"
     prefix.note_background(str(corral_home), SESSION, command)

@@ -157,11 +157,6 @@ def plan(string: str, chained: str, environ: dict[bytes, bytes], home: str) -> P
     found = read(string)
     if found is None:
         return Plan(as_it_came(string, chained, environ))
-    shell = bash_shell(environ)
-    from corral.lowlevel.shells import user_shell
-
-    if user_shell(startup=True)[0] != shell:
-        return Plan(as_it_came(string, chained, environ))  # the supervisor would use another
     session_bytes = environ.get(b"CLAUDE_CODE_SESSION_ID")
     session = found.session or (session_bytes.decode() if session_bytes else None)
     background = bool(session) and take_note(home, session or "", found.command)
@@ -238,7 +233,12 @@ def launch(  # noqa: PLR0917 - one call site (plan), every value is needed
         job_cwd=spec.cwd if spec and os.path.normpath(spec.cwd) != os.getcwd() else None,
         # The record shows the model's command. The shell reads its start-up files (zsh's
         # .zshenv) as Claude Code's `zsh -c` does, unless it only starts the user's prefix.
-        options=["--meta", f"command={found.command}", *([] if chained else ["--shell-startup"])],
+        # Claude Code's shell runs it, even where SHELL does not name that shell (unset: bash).
+        options=[
+            *("--meta", f"command={found.command}"),
+            *("--shell", bash_shell(environ)),
+            *([] if chained else ["--shell-startup"]),
+        ],
     )
     return Plan(argv)
 
