@@ -232,7 +232,10 @@ class ControlRoom(App[None]):
         elif order:
             first = next((i for i, r in enumerate(rows) if r.kind != "group"), 0)
             table.move_cursor(row=first)
-        self.show_log(self.selected())
+        if self.boards > 1:
+            self.show_log(self.selected())
+        else:  # the first frame does not wait for the log's reading (and its imports)
+            self.call_after_refresh(lambda: self.show_log(self.selected()))
 
     def _first_change(self, rows: list[Row]) -> int:
         """The index of the first row that differs from the one drawn there."""
