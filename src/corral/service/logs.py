@@ -19,6 +19,7 @@ from typing import Any
 from corral import paths
 from corral.adapters.ledger import JobRecord
 from corral.errors import CorralError
+from corral.lowlevel.joblog import dropped_bytes
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 
@@ -90,13 +91,6 @@ def log_path(record: JobRecord) -> str | None:
         return recorded
     own = os.path.join(corral_logs_dir(), f"{record.id}.log")  # records of older versions
     return own if os.path.exists(own) else None
-
-
-def dropped_bytes(path: str) -> int:
-    """How many of the job's first bytes the size cap dropped from its log."""
-    from corral.lowlevel.joblog import dropped_bytes as dropped
-
-    return dropped(path)
 
 
 def is_own(path: str) -> bool:
