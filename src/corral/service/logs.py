@@ -115,24 +115,23 @@ def trim(path: str, max_bytes: int | None = None) -> int:
     return trim_log(path, max_bytes)
 
 
-def since_offset(record: JobRecord, when: float) -> int:
-    """The cursor from which the job's log holds what it wrote at `when` (Unix seconds) or
-    later (from up to a second earlier: the index's grain). Raises NoTimes when the job
-    has no time index."""
+def since_offset(record: JobRecord, path: str, when: float) -> int:
+    """The cursor from which the job's log (at `path`) holds what it wrote at `when` (Unix
+    seconds) or later (from up to a second earlier: the index's grain). Raises NoTimes when
+    the job has no time index."""
     from corral.lowlevel.joblog import offset_since, read_times, times_file
 
     entries = read_times(times_file(corral_logs_dir(), record.id))
     if entries is None:
         raise NoTimes(record)
-    path = log_path(record)
     try:
-        st = os.stat(path) if path else None
+        st: os.stat_result | None = os.stat(path)
     except OSError:
         st = None
     if st is not None and when > st.st_mtime:
         # nothing was written since: the index's grain (the last entry may be older than
         # the bytes after it) must not hand back lines written before `when`
-        return dropped_bytes(path) + st.st_size if path else 0
+        return dropped_bytes(path) + st.st_size
     return offset_since(entries, when)
 
 
@@ -180,7 +179,7 @@ def read(
         raise NoLog(record)
     trim(path)
     if since is not None:
-        after = max(after or 0, since_offset(record, since))
+        after = max(after or 0, since_offset(record, path, since))
     dropped = dropped_bytes(path)
     start = 0 if after is None else max(0, after - dropped)
     if since is not None and start > 0:
