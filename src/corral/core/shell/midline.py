@@ -240,13 +240,15 @@ def _head(node: Node, source: bytes) -> Head | None:
     if any(_word_of(p, source) not in _FIRST for p in first):
         return None
     name = _word_of(last, source)
-    if name is None or not _NAME.fullmatch(name) or name in _NOT_A_FUNCTION | _FIRST:
+    if name is None or not _NAME.fullmatch(name) or name in _NO_FUNCTION:
         return None
     return Head(name, last.start_byte, last.end_byte)
 
 
 # What may come before the command a function leads to the supervisor, in the same list.
 _FIRST = frozenset({"cd", "pushd"})
+# Words no function of corral's may stand for: those above, and the steps before it.
+_NO_FUNCTION = _NOT_A_FUNCTION | _FIRST
 
 
 def _and_list(node: Node) -> list[Node] | None:
