@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
 from bench import _report
 from bench._report import row
 from bench.bench_scan import ROOT, SUPERVISOR
@@ -127,9 +129,8 @@ def calm_cpu(seconds: float) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        fields = f.read().rsplit(b")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def idle_cpu(folder: Path, seconds: float) -> tuple[float, float]:
