@@ -69,23 +69,21 @@ def test_claude_session_id_marker_counts_too() -> None:
         assert [r.pid for r in sessions.list_processes(f"s-claude-{RUN}").processes] == [marked.pid]
 
 
-def test_codex_thread_id_marker_counts_and_its_process_is_stopped_once_verified() -> None:
-    # Codex gives every command it spawns CODEX_THREAD_ID, its session id (issue 16)
-    with spawned(["sleep", "300"], CODEX_THREAD_ID=f"s-codex-{RUN}") as marked:
+@pytest.mark.parametrize(
+    ("variable", "agent"),
+    # Codex gives every command it spawns CODEX_THREAD_ID, its session id, and Qwen Code
+    # QWEN_CODE_SESSION_ID (issue 16)
+    [("CODEX_THREAD_ID", "codex"), ("QWEN_CODE_SESSION_ID", "qwen")],
+)
+def test_an_agents_session_marker_counts_and_its_process_is_stopped_once_verified(
+    variable: str, agent: str
+) -> None:
+    session = f"s-{agent}-{RUN}"
+    with spawned(["sleep", "300"], **{variable: session}) as marked:
         ident(marked)
-        rows = sessions.list_processes(f"s-codex-{RUN}").processes
+        rows = sessions.list_processes(session).processes
         assert [(r.pid, r.attribution) for r in rows] == [(marked.pid, "env")]
-        result = sessions.terminate(f"s-codex-{RUN}", None, surface="test")
-        assert [(t.pid, t.result.value) for t in result.targets] == [(marked.pid, "terminated")]
-
-
-def test_qwen_session_id_marker_counts_and_its_process_is_stopped_once_verified() -> None:
-    # Qwen Code gives every command it spawns QWEN_CODE_SESSION_ID, its session id (issue 16)
-    with spawned(["sleep", "300"], QWEN_CODE_SESSION_ID=f"s-qwen-{RUN}") as marked:
-        ident(marked)
-        rows = sessions.list_processes(f"s-qwen-{RUN}").processes
-        assert [(r.pid, r.attribution) for r in rows] == [(marked.pid, "env")]
-        result = sessions.terminate(f"s-qwen-{RUN}", None, surface="test")
+        result = sessions.terminate(session, None, surface="test")
         assert [(t.pid, t.result.value) for t in result.targets] == [(marked.pid, "terminated")]
 
 

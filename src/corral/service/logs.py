@@ -19,6 +19,7 @@ from typing import Any
 from corral import paths
 from corral.adapters.ledger import JobRecord
 from corral.errors import CorralError
+from corral.lowlevel.joblog import dropped_bytes
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 
@@ -92,13 +93,6 @@ def log_path(record: JobRecord) -> str | None:
     return own if os.path.exists(own) else None
 
 
-def dropped_bytes(path: str) -> int:
-    """How many of the job's first bytes the size cap dropped from its log."""
-    from corral.lowlevel.joblog import dropped_bytes as dropped
-
-    return dropped(path)
-
-
 def is_own(path: str) -> bool:
     """Whether `path` is one of corral's own log files (the only ones it ever trims)."""
     return os.path.dirname(os.path.abspath(path)) == os.path.abspath(corral_logs_dir())
@@ -121,24 +115,23 @@ def trim(path: str, max_bytes: int | None = None) -> int:
     return trim_log(path, max_bytes)
 
 
-def since_offset(record: JobRecord, when: float) -> int:
-    """The cursor from which the job's log holds what it wrote at `when` (Unix seconds) or
-    later (from up to a second earlier: the index's grain). Raises NoTimes when the job
-    has no time index."""
+def since_offset(record: JobRecord, path: str, when: float) -> int:
+    """The cursor from which the job's log (at `path`) holds what it wrote at `when` (Unix
+    seconds) or later (from up to a second earlier: the index's grain). Raises NoTimes when
+    the job has no time index."""
     from corral.lowlevel.joblog import offset_since, read_times, times_file
 
     entries = read_times(times_file(corral_logs_dir(), record.id))
     if entries is None:
         raise NoTimes(record)
-    path = log_path(record)
     try:
-        st = os.stat(path) if path else None
+        st: os.stat_result | None = os.stat(path)
     except OSError:
         st = None
     if st is not None and when > st.st_mtime:
         # nothing was written since: the index's grain (the last entry may be older than
         # the bytes after it) must not hand back lines written before `when`
-        return dropped_bytes(path) + st.st_size if path else 0
+        return dropped_bytes(path) + st.st_size
     return offset_since(entries, when)
 
 
@@ -186,7 +179,7 @@ def read(
         raise NoLog(record)
     trim(path)
     if since is not None:
-        after = max(after or 0, since_offset(record, since))
+        after = max(after or 0, since_offset(record, path, since))
     dropped = dropped_bytes(path)
     start = 0 if after is None else max(0, after - dropped)
     if since is not None and start > 0:

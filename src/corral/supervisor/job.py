@@ -24,7 +24,7 @@ from corral.lowlevel.record import (
 from corral.lowlevel.redact import command_digest, display_command
 from corral.lowlevel.shells import user_shell
 from corral.supervisor.signals import async_dispositions
-from corral.supervisor.system import PLATFORM_LINUX, job_environment, libc_call, log, stdout_log
+from corral.supervisor.system import PLATFORM_LINUX, job_environment, log, stdout_log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,7 +111,9 @@ class Supervisor:
         if not PLATFORM_LINUX:
             return
         try:
-            result, err = libc_call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            from corral.lowlevel import libc
+
+            result, err = libc.call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         except (ImportError, OSError, AttributeError) as exc:
             log(self.ledger, f"prctl(PR_SET_CHILD_SUBREAPER) unavailable: {exc}")
             return
@@ -122,7 +124,9 @@ class Supervisor:
         """Return the freed start-up memory (the script's syntax tree) to the system."""
         if PLATFORM_LINUX:
             try:
-                libc_call("malloc_trim", 0)
+                from corral.lowlevel import libc
+
+                libc.call("malloc_trim", 0)
             except (ImportError, OSError, AttributeError):
                 pass  # not glibc: the memory stays ours, nothing else changes
 
@@ -207,7 +211,9 @@ class Supervisor:
         if pid == 0:  # the job
             try:
                 if dies_with_us:
-                    libc_call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                    from corral.lowlevel import libc
+
+                    libc.call("prctl", _PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                     if os.getppid() != self.pid:  # we died before it was set
                         os._exit(128 + signal.SIGKILL)
                 for sig, disposition in job_signals.items():

@@ -1,5 +1,5 @@
-"""What the supervisor asks of the operating system beyond `os`: C library calls (without
-the ctypes package), its log line, where the job's output goes, the job's environment, and
+"""What the supervisor asks of the operating system beyond `os` (C library calls are
+lowlevel.libc's): its log line, where the job's output goes, the job's environment, and
 letting go of the caller's standard streams."""
 
 from __future__ import annotations
@@ -9,10 +9,6 @@ import sys
 import time
 
 from corral.lowlevel.shells import caller_environment
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 PLATFORM_LINUX = sys.platform.startswith("linux")
 _CLEARED_ENV = (b"SHELLOPTS", b"BASHOPTS", b"BASH_ENV", b"ENV", b"CORRAL_JOB")
@@ -24,14 +20,6 @@ def log(ledger: str, message: str) -> None:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} supervisor[{os.getpid()}] {message}\n")
     except OSError:
         pass
-
-
-def libc_call(name: str, *args: Any) -> tuple[int, int]:
-    """Call a C library function (lowlevel.libc: without the ctypes package): its int result
-    and errno after it."""
-    from corral.lowlevel import libc
-
-    return libc.call(name, *args)
 
 
 def job_environment(token: str, session: str | None) -> dict[bytes, bytes]:

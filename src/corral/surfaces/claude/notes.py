@@ -76,10 +76,10 @@ READ_VERSION = 1
 READ_LIMIT = 1 << 20  # a note is the line and its rewrite: a longer file is not one of ours
 
 
-def _read_path(home: str, session: str, cwd: str, command: str) -> str:
+def _read_path(home: str, session: str, real_cwd: str, command: str) -> str:
     from corral.lowlevel.redact import command_digest
 
-    key = command_digest(f"{session}\0{os.path.realpath(cwd)}\0{command}")[:32]
+    key = command_digest(f"{session}\0{real_cwd}\0{command}")[:32]
     # not among the background notes: any note there sends every Bash call to python
     return os.path.join(home, "prefix-read", key)
 
@@ -105,11 +105,12 @@ def note_reading(
     from corral.lowlevel.redact import command_digest
 
     decision = reading.decision
+    real_cwd = os.path.realpath(cwd)
     body = {
         "v": READ_VERSION,
         "at": time.time(),
         "session": session,
-        "cwd": os.path.realpath(cwd),
+        "cwd": real_cwd,
         "command": command,
         "background": background,
         "wrapper": list(wrapper),
@@ -123,7 +124,7 @@ def note_reading(
         "in_place": [w._asdict() for w in decision.in_place],
     }
     text = json.dumps(body, separators=(",", ":"))
-    path = _read_path(home, session, cwd, command)
+    path = _read_path(home, session, real_cwd, command)
     folder = ensure_private(os.path.dirname(path))
     temp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
@@ -159,7 +160,8 @@ def take_reading(
     None when there is none to trust: missing, not a private regular file of this user,
     damaged (its digest), of another format, another session, folder, command or kind of
     call, or older than READ_SECONDS. What it says of the jobs is checked by `reading_of`."""
-    path = _read_path(home, session, cwd, command)
+    real_cwd = os.path.realpath(cwd)
+    path = _read_path(home, session, real_cwd, command)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -196,7 +198,7 @@ def take_reading(
     same = (
         body.get("v") == READ_VERSION
         and body.get("session") == session
-        and body.get("cwd") == os.path.realpath(cwd)
+        and body.get("cwd") == real_cwd
         and body.get("command") == command
         and body.get("background") is background
     )

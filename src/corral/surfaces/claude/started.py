@@ -119,9 +119,10 @@ PENDING_FOLDER = "hook-pending"
 def _mark_pending(token: str, session: str) -> bool:
     import os
 
+    folder = _pending_dir()
     try:
-        os.makedirs(_pending_dir(), mode=0o700, exist_ok=True)
-        with open(f"{_pending_dir()}/{token}", "w", encoding="utf-8") as f:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(f"{folder}/{token}", "w", encoding="utf-8") as f:
             f.write(session)
     except OSError:
         return False
