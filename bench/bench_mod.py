@@ -18,7 +18,6 @@ Nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
@@ -32,6 +31,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from bench import _report
 from bench._report import row
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,10 +89,8 @@ def start_jobs(count: int, project: Path) -> list[subprocess.Popen[bytes]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs (for a smoke check)")
-    args = parser.parse_args()
-    runs = 10 if args.quick else 40
+    quick = _report.quick(__doc__)
+    runs = 10 if quick else 40
     with tempfile.TemporaryDirectory() as base:
         home = Path(base) / "home"
         project = Path(base) / "project"
@@ -111,7 +109,7 @@ def main() -> int:
             for _ in range(3):  # imports, the first snapshot
                 round_trip(sock, band)
                 round_trip(sock, procs_path)
-            steady = [round_trip(sock, band) for _ in range(50 if args.quick else 500)]
+            steady = [round_trip(sock, band) for _ in range(50 if quick else 500)]
             plain = {"command": "ls -l", "cwd": str(project), "background": False}
             left = [round_trip(sock, "/api/claude/supervise", plain) for _ in range(50)]
             every, changed, health, pane = [], [], [], []
@@ -131,7 +129,7 @@ def main() -> int:
                 p.wait()
             os.kill(daemon, signal.SIGTERM)
         load = os.getloadavg()[0]
-        print(f"corral mod benchmarks ({'quick' if args.quick else 'full'} run, 50 jobs, "
+        print(f"corral mod benchmarks ({'quick' if quick else 'full'} run, 50 jobs, "
               f"load average {load:.1f} on {os.cpu_count()} cores)")  # fmt: skip
         row("band refresh every 2 s (one round trip), median", statistics.median(every), 1, "ms")
         row("band refresh every 2 s (one round trip), worst", max(every), None, "ms")

@@ -13,7 +13,6 @@ and the daemon's CPU with no clients, and while a tool call is in flight. Nothin
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import signal
@@ -27,6 +26,7 @@ from pathlib import Path
 import httpx
 import psutil
 
+from bench import _report
 from bench._report import row
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,11 +137,9 @@ def daemon_cpu(seconds: float) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs (for a smoke check)")
-    args = parser.parse_args()
-    runs = 5 if args.quick else 15
-    idle = 5.0 if args.quick else 30.0
+    quick = _report.quick(__doc__)
+    runs = 5 if quick else 15
+    idle = 5.0 if quick else 30.0
     with tempfile.TemporaryDirectory() as home:
         os.environ["CORRAL_HOME"] = home
         os.environ["SHELL"] = "/bin/bash"
@@ -167,7 +165,7 @@ def main() -> int:
                     p.kill()
             for p in procs:
                 p.wait()
-        print(f"corral scanner benchmarks ({'quick' if args.quick else 'full'} run, "
+        print(f"corral scanner benchmarks ({'quick' if quick else 'full'} run, "
               f"{count} processes, 50 jobs)")  # fmt: skip
         medians = {
             "cold, as the CLI after its first run": statistics.median(cold),

@@ -22,7 +22,6 @@ Nothing here asserts.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import signal
@@ -33,6 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
+from bench import _report
 from bench._report import row
 from bench.bench_scan import ROOT, SUPERVISOR
 
@@ -127,9 +129,8 @@ def calm_cpu(seconds: float) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        fields = f.read().rsplit(b")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def idle_cpu(folder: Path, seconds: float) -> tuple[float, float]:
@@ -176,11 +177,9 @@ def _screen(socket: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs (for a smoke check)")
-    args = parser.parse_args()
-    runs = 3 if args.quick else 7
-    idle = 5.0 if args.quick else 20.0
+    quick = _report.quick(__doc__)
+    runs = 3 if quick else 7
+    idle = 5.0 if quick else 20.0
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
         os.environ["CORRAL_HOME"] = home
         os.environ["SHELL"] = "/bin/sh"
@@ -201,7 +200,7 @@ def main() -> int:
             for p in procs:
                 p.wait()
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"corral tui benchmarks ({'quick' if args.quick else 'full'} run, {JOBS} jobs; "
+        print(f"corral tui benchmarks ({'quick' if quick else 'full'} run, {JOBS} jobs; "
               f"load average {load} on {os.cpu_count()} cores)")  # fmt: skip
         for what, runs_ms in (("no daemon (jobs read here)", direct),
                               ("the daemon running", served)):  # fmt: skip

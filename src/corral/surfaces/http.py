@@ -187,10 +187,7 @@ def _targets(value: Any) -> list[sessions.Target]:
 
 
 def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.Target] | None:
-    allowed = {"all", "targets"} if allow_all else {"targets"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    _only_fields(data, {"all", "targets"} if allow_all else {"targets"})
     if allow_all and ("all" in data) == ("targets" in data):
         raise BadRequest('give exactly one of {"all": true} or {"targets": [...]}')
     if "all" in data:
@@ -203,10 +200,7 @@ def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.T
 
 
 def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
-    allowed = {"line", "cwd", "background", "reserve"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    _only_fields(data, {"line", "cwd", "background", "reserve"})
     line, cwd = data.get("line"), data.get("cwd")
     if not isinstance(line, str) or not line:
         raise BadRequest('"line" must be the command line, a non-empty string')
@@ -232,6 +226,22 @@ def _only_params(request: Request, allowed: set[str]) -> None:
     unknown = sorted(set(request.query_params) - allowed)
     if unknown:
         raise BadRequest(f"unknown query parameter(s) {', '.join(unknown)}")
+
+
+def _path_param(request: Request, name: str, *, required: bool = False) -> str | None:
+    """Query parameter `name`, an absolute path (None when absent and not `required`)."""
+    value = request.query_params.get(name)
+    if value is None and not required:
+        return None
+    if value is None or not os.path.isabs(value):
+        raise BadRequest(f"query parameter {name} must be an absolute path")
+    return value
+
+
+def _only_fields(data: dict[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
 
 
 # -- routes -----------------------------------------------------------------------------------
@@ -299,9 +309,7 @@ def create_app(
     async def processes(request: Request) -> JSONResponse:
         _only_params(request, {"orphaned", "all_projects", "project", "session"})
         orphaned, all_projects = _flag(request, "orphaned"), _flag(request, "all_projects")
-        project_arg = request.query_params.get("project")
-        if project_arg is not None and not os.path.isabs(project_arg):
-            raise BadRequest("query parameter project must be an absolute path")
+        project_arg = _path_param(request, "project")
         project = None if all_projects or project_arg is None else Path(project_arg)
         obs = await warm.fresh()
         listing = sessions.list_processes(
@@ -311,9 +319,7 @@ def create_app(
 
     async def board_view(request: Request) -> Response:
         _only_params(request, {"project", "quick"})
-        project = request.query_params.get("project")
-        if project is None or not os.path.isabs(project):
-            raise BadRequest("query parameter project must be an absolute path")
+        project = str(_path_param(request, "project", required=True))
         interval = 0.0 if _flag(request, "quick") else 0.1  # quick: CPU not measured
         obs = await warm.recent()
         view = await asyncio.to_thread(
@@ -377,10 +383,6 @@ def create_app(
         Route("/api/board", _checked(board_view), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
         *http_claude.routes(
-            reply=_reply,
-            checked=_checked,
-            body_of=_body,
-            bad=BadRequest,
             recent=lambda: warm.recent(REFRESH),  # /procs: the warm snapshot when fresh enough
             seen=warm.seen,
             pending=pending,

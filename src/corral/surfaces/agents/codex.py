@@ -68,7 +68,7 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
         background=False,  # Codex has no background flag: `CMD &`, or a call left running
         home=home,
         leave_group=True,
-        call=payload.get("tool_use_id") if isinstance(payload.get("tool_use_id"), str) else None,
+        call=common.payload_text(payload, "tool_use_id"),
     )
     out: dict[str, Any]
     if verdict.action == common.DENY:

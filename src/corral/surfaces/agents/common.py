@@ -276,8 +276,7 @@ def session_event(event: str, payload: "dict[str, Any]", home: str) -> "str | No
     session-end policy; None for any other event, or nothing to tell."""
 
     def text(key: str) -> "str | None":
-        value = payload.get(key)
-        return value if isinstance(value, str) and value else None
+        return payload_text(payload, key)
 
     if event == "session-start":
         return context_answer("SessionStart", briefing(text("cwd"), text("session_id"), home,
@@ -321,6 +320,12 @@ def _forget_old_ends(folder: str, before: float) -> None:
                 os.unlink(entry.path)
         except OSError:
             continue
+
+
+def payload_text(payload: "dict[str, Any]", key: str) -> "str | None":
+    """`payload[key]` when it is a non-empty string, else None."""
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
 
 
 def shell_call(payload: "dict[str, Any]", tool: str) -> "tuple[dict[str, Any], str] | None":

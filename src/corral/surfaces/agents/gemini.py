@@ -33,11 +33,6 @@ EVENTS = ("before-tool", "after-tool", "session-start", "session-end")
 SHELL_TOOL = "run_shell_command"
 
 
-def _text(payload: "dict[str, Any]", key: str) -> "str | None":
-    value = payload.get(key)
-    return value if isinstance(value, str) and value else None
-
-
 def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     """Gemini's hook output for one event (None: print nothing, the call runs as it is)."""
     if event == "before-tool":
@@ -55,7 +50,7 @@ def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
         return None
     tool_input, command = call
     folder = tool_input.get("dir_path")
-    cwd = _text(payload, "cwd")
+    cwd = common.payload_text(payload, "cwd")
     if isinstance(folder, str) and folder and cwd:
         import os
 
@@ -63,7 +58,7 @@ def before_tool(payload: "dict[str, Any]", home: str) -> "str | None":
     verdict = common.decide(
         command,
         cwd=cwd,
-        session=_text(payload, "session_id"),
+        session=common.payload_text(payload, "session_id"),
         agent=AGENT,
         background=tool_input.get("is_background") is True,
         home=home,

@@ -49,11 +49,6 @@ PLUGIN_MARK = "// corral's opencode plugin: `corral install opencode` writes it"
 _HOOK_SLOT = "__CORRAL_HOOK__"
 
 
-def _text(payload: "dict[str, Any]", key: str) -> "str | None":
-    value = payload.get(key)
-    return value if isinstance(value, str) and value else None
-
-
 def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     """The plugin's answer for one event (None: print nothing, the call runs as it is)."""
     if event == "briefing":
@@ -64,7 +59,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     command = args.get("command")
     if not isinstance(command, str):
         return None
-    cwd = _text(payload, "directory")
+    cwd = common.payload_text(payload, "directory")
     workdir = args.get("workdir")
     if isinstance(workdir, str) and workdir and cwd:
         import os
@@ -73,7 +68,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     verdict = common.decide(
         command,
         cwd=cwd,
-        session=_text(payload, "sessionID"),
+        session=common.payload_text(payload, "sessionID"),
         agent=AGENT,
         background=False,  # opencode's bash tool has no background flag: `CMD &`
         home=home,
@@ -81,7 +76,7 @@ def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
         # opencode's bash tool returns only once the command's output pipe closes: a job
         # sent to the background must leave it (its output goes to corral's log).
         leave_group=True,
-        call=_text(payload, "callID"),
+        call=common.payload_text(payload, "callID"),
     )
     if verdict.action == common.DENY:
         return common.to_json({"deny": verdict.reason})
@@ -99,7 +94,12 @@ def briefing(payload: "dict[str, Any]", home: str) -> str:
     from corral.lowlevel import locations
 
     source = "compact" if payload.get("source") == "compact" else None
-    text = common.briefing(_text(payload, "directory"), _text(payload, "sessionID"), home, source)
+    text = common.briefing(
+        common.payload_text(payload, "directory"),
+        common.payload_text(payload, "sessionID"),
+        home,
+        source,
+    )
     out = {"watch": locations.ledger_dir()}
     return common.to_json({**out, "context": text} if text else out)
 

@@ -33,11 +33,6 @@ EVENTS = ("pre-tool-use", "session-start", "session-end")
 SHELL_TOOL = "run_shell_command"
 
 
-def _text(payload: "dict[str, Any]", key: str) -> "str | None":
-    value = payload.get(key)
-    return value if isinstance(value, str) and value else None
-
-
 def answer(event: str, payload: "dict[str, Any]", home: str) -> "str | None":
     """Qwen's hook output for one event (None: print nothing, the call runs as it is)."""
     if event == "pre-tool-use":
@@ -50,18 +45,18 @@ def pre_tool_use(payload: "dict[str, Any]", home: str) -> "str | None":
     if call is None:
         return None
     tool_input, command = call
-    session = _text(payload, "session_id")
+    session = common.payload_text(payload, "session_id")
     # The redirected `corral run -d …`, even sent with is_background, passes: the line
     # reader never puts corral's own `run` under a second supervisor.
     verdict = common.decide(
         command,
-        cwd=_text(payload, "cwd"),
+        cwd=common.payload_text(payload, "cwd"),
         session=session,
         agent=AGENT,
         background=tool_input.get("is_background") is True,
         home=home,
         reserve=False,  # denied either way: nothing of this call will start
-        call=_text(payload, "tool_use_id"),  # Qwen's own id of the call
+        call=common.payload_text(payload, "tool_use_id"),  # Qwen's own id of the call
     )
     if verdict.action == common.DENY and verdict.reason:
         reason = verdict.reason
