@@ -228,16 +228,6 @@ def _only_params(request: Request, allowed: set[str]) -> None:
         raise BadRequest(f"unknown query parameter(s) {', '.join(unknown)}")
 
 
-def _path_param(request: Request, name: str, *, required: bool = False) -> str | None:
-    """Query parameter `name`, an absolute path (None when absent and not `required`)."""
-    value = request.query_params.get(name)
-    if value is None and not required:
-        return None
-    if value is None or not os.path.isabs(value):
-        raise BadRequest(f"query parameter {name} must be an absolute path")
-    return value
-
-
 def _only_fields(data: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(data) - allowed)
     if unknown:
@@ -309,7 +299,9 @@ def create_app(
     async def processes(request: Request) -> JSONResponse:
         _only_params(request, {"orphaned", "all_projects", "project", "session"})
         orphaned, all_projects = _flag(request, "orphaned"), _flag(request, "all_projects")
-        project_arg = _path_param(request, "project")
+        project_arg = request.query_params.get("project")
+        if project_arg is not None and not os.path.isabs(project_arg):
+            raise BadRequest("query parameter project must be an absolute path")
         project = None if all_projects or project_arg is None else Path(project_arg)
         obs = await warm.fresh()
         listing = sessions.list_processes(
@@ -319,7 +311,9 @@ def create_app(
 
     async def board_view(request: Request) -> Response:
         _only_params(request, {"project", "quick"})
-        project = str(_path_param(request, "project", required=True))
+        project = request.query_params.get("project")
+        if project is None or not os.path.isabs(project):
+            raise BadRequest("query parameter project must be an absolute path")
         interval = 0.0 if _flag(request, "quick") else 0.1  # quick: CPU not measured
         obs = await warm.recent()
         view = await asyncio.to_thread(

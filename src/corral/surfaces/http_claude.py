@@ -117,13 +117,15 @@ def routes(
     from corral.surfaces.http import _checked as checked
     from corral.surfaces.http import _only_fields as fields
     from corral.surfaces.http import _only_params as only
-    from corral.surfaces.http import _path_param as path_param
     from corral.surfaces.http import _reply as reply
 
     band = Band()
 
     def folder_param(request: Request) -> str:
-        return str(path_param(request, "folder", required=True))
+        folder = request.query_params.get("folder", "")
+        if not os.path.isabs(folder):
+            raise bad("query parameter folder must be an absolute path")
+        return folder
 
     def text_field(data: dict[str, Any], name: str, *, required: bool = True) -> str | None:
         value = data.get(name)
