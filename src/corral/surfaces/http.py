@@ -187,7 +187,10 @@ def _targets(value: Any) -> list[sessions.Target]:
 
 
 def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.Target] | None:
-    _only_fields(data, {"all", "targets"} if allow_all else {"targets"})
+    allowed = {"all", "targets"} if allow_all else {"targets"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
     if allow_all and ("all" in data) == ("targets" in data):
         raise BadRequest('give exactly one of {"all": true} or {"targets": [...]}')
     if "all" in data:
@@ -200,7 +203,10 @@ def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.T
 
 
 def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
-    _only_fields(data, {"line", "cwd", "background", "reserve"})
+    allowed = {"line", "cwd", "background", "reserve"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
     line, cwd = data.get("line"), data.get("cwd")
     if not isinstance(line, str) or not line:
         raise BadRequest('"line" must be the command line, a non-empty string')
@@ -226,12 +232,6 @@ def _only_params(request: Request, allowed: set[str]) -> None:
     unknown = sorted(set(request.query_params) - allowed)
     if unknown:
         raise BadRequest(f"unknown query parameter(s) {', '.join(unknown)}")
-
-
-def _only_fields(data: dict[str, Any], allowed: set[str]) -> None:
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
 
 
 # -- routes -----------------------------------------------------------------------------------
@@ -377,6 +377,10 @@ def create_app(
         Route("/api/board", _checked(board_view), methods=["GET"]),
         Route("/api/processes/terminate", _checked(terminate), methods=["POST"]),
         *http_claude.routes(
+            reply=_reply,
+            checked=_checked,
+            body_of=_body,
+            bad=BadRequest,
             recent=lambda: warm.recent(REFRESH),  # /procs: the warm snapshot when fresh enough
             seen=warm.seen,
             pending=pending,

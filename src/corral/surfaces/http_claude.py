@@ -28,6 +28,9 @@ ACTIONS = ("stop-all", "stop", "stop-pid", "clean", "earlier")
 LOG_LINES = 20
 SOURCES = ("startup", "resume", "compact", "clear")  # SessionStart's `source`, as the mod tells it
 
+Reply = Callable[..., JSONResponse]
+Handler = Callable[[Request], Awaitable[JSONResponse]]
+
 
 class Band:
     """The band's answer per folder. A request gets the kept answer at once, without leaving
@@ -102,23 +105,20 @@ def _failure(record: Any) -> str:
 
 def routes(
     *,
+    reply: Reply,
+    checked: Callable[[Handler], Handler],
+    body_of: Callable[[Request], Awaitable[dict[str, Any]]],
+    bad: Callable[[str], Exception],
     recent: Callable[[], Awaitable[Any]],
     seen: Callable[[], None],
     pending: set[asyncio.Task[Any]],
     woken: Callable[[], None],
 ) -> list[Route]:
-    """The mod's routes, given the app's state: the warm snapshot (taken anew unless one is
-    recent), the note that a client is around (the daemon keeps its snapshot warm while the
-    band asks), the set of stops that finish even when their client goes away, and the warm
-    snapshot's wake-up. Requests are checked and answered with the app's own helpers."""
-    # corral.surfaces.http imports this module: its helpers are taken once it is loaded
-    from corral.surfaces.http import BadRequest as bad
-    from corral.surfaces.http import _body as body_of
-    from corral.surfaces.http import _checked as checked
-    from corral.surfaces.http import _only_fields as fields
-    from corral.surfaces.http import _only_params as only
-    from corral.surfaces.http import _reply as reply
-
+    """The mod's routes, given the app's helpers: the envelope `reply`, the 4xx wrapper
+    `checked`, the JSON body reader, the BadRequest maker, the warm snapshot (taken anew
+    unless one is recent), the note that a client is around (the daemon keeps its snapshot
+    warm while the band asks), the set of stops that finish even when their client goes away,
+    and the warm snapshot's wake-up."""
     band = Band()
 
     def folder_param(request: Request) -> str:
@@ -127,6 +127,11 @@ def routes(
             raise bad("query parameter folder must be an absolute path")
         return folder
 
+    def only(request: Request, allowed: set[str]) -> None:
+        unknown = sorted(set(request.query_params) - allowed)
+        if unknown:
+            raise bad(f"unknown query parameter(s) {', '.join(unknown)}")
+
     def text_field(data: dict[str, Any], name: str, *, required: bool = True) -> str | None:
         value = data.get(name)
         if value is None and not required:
@@ -134,6 +139,11 @@ def routes(
         if not isinstance(value, str) or not value or len(value) > 64 * 1024:
             raise bad(f'"{name}" must be a non-empty string')
         return value
+
+    def fields(data: dict[str, Any], allowed: set[str]) -> None:
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise bad(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
 
     async def get_band(request: Request) -> JSONResponse:
         only(request, {"folder"})
