@@ -1,19 +1,16 @@
 """The control room's board (service.board) with real processes: every job with its project,
 the processes an agent session started without corral (never a job's own twice), the other
-listeners; and a job's usage reused a few seconds while the ledger is unchanged, never once
-a job started or stopped."""
+listeners (tests/service/test_board_snapshot.py: its jobs from the same snapshot)."""
 
 from __future__ import annotations
 
 import os
 import socket
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
-from corral.service import board, sessions, stopping
-from corral.service.board import USAGE_FOR
+from corral.service import board, stopping
 from tests.helpers import start_job, wait_for
 
 RUN = uuid.uuid4().hex[:8]
@@ -44,28 +41,6 @@ def test_jobs_with_their_project_the_unsupervised_and_the_listeners(tmp_path: Pa
     assert all(p["attribution"] != "supervised" for p in got["unsupervised"])
     assert any(lst["port"] == port for lst in got["other_listeners"])
     assert stopping.stop([job["id"]]).ok
-
-
-def test_usage_is_reused_while_the_ledger_is_unchanged_and_never_after_a_change() -> None:
-    first_job = start_job("sleep 300")
-    time.sleep(1.1)  # the ledger folder's key can be trusted a second after its change
-    obs = sessions.observe()
-    first = board.board(Path.cwd(), observed=obs)
-    measured = board._LAST[1] if board._LAST else None
-    again = board.board(Path.cwd(), observed=sessions.refresh(obs))
-    assert board._LAST is not None and board._LAST[1] == measured  # not measured again
-    assert [j.id for j in again.jobs] == [first_job["id"]]
-    assert again.jobs[0].age_seconds >= first.jobs[0].age_seconds
-    assert again.jobs[0].cpu_percent == first.jobs[0].cpu_percent  # the same measure
-    second_job = start_job("sleep 301")
-    now = board.board(Path.cwd(), observed=sessions.refresh(obs))
-    assert board._LAST[1] != measured
-    assert {j.id for j in now.jobs} == {first_job["id"], second_job["id"]}
-    assert stopping.stop([second_job["id"]]).ok
-    stopped = board.board(Path.cwd(), observed=sessions.refresh(obs))
-    assert {j.id: j.state for j in stopped.jobs}[second_job["id"]] == "stopped"
-    assert stopping.stop([first_job["id"]]).ok
-    assert USAGE_FOR <= 5  # ports are read every few seconds at most (DESIGN.md)
 
 
 def test_a_boards_tag_leaves_out_only_the_ages_of_what_runs() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,7 @@ def test_the_tui_ages_an_unchanged_board_it_has(job: dict[str, Any], no_daemon_l
     feed.board()  # the first, drawn at once (CPU not measured)
     previous, _ = feed.board()
     for _ in range(100):  # other suites' processes come and go: the board may change
+        time.sleep(0.2)  # ages are shown to a tenth of a second: let one go by at least
         got, _ = feed.board()
         if feed.unchanged:
             break

@@ -37,7 +37,9 @@ class JobKey(NamedTuple):
     started_at: str | None  # the supervisor's
 
 
-class _Row(NamedTuple):
+class Row(NamedTuple):
+    """One process as finding a job's processes needs it (a snapshot's table makes these)."""
+
     pid: int
     ppid: int
     pgid: int
@@ -49,7 +51,7 @@ def _marker(pid: int) -> str | None:
     return environ_value(pid, "CORRAL_JOB")
 
 
-def _linux_table() -> list[_Row]:
+def _linux_table() -> list[Row]:
     rows = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -59,11 +61,11 @@ def _linux_table() -> list[_Row]:
         when = started_at(pid) if fields is not None else None
         if fields is None or when is None or fields[0] == b"Z":
             continue
-        rows.append(_Row(pid, int(fields[PPID]), int(fields[PGRP]), when, _marker(pid)))
+        rows.append(Row(pid, int(fields[PPID]), int(fields[PGRP]), when, _marker(pid)))
     return rows
 
 
-def _psutil_table() -> list[_Row]:
+def _psutil_table() -> list[Row]:
     import psutil
 
     rows = []
@@ -75,15 +77,16 @@ def _psutil_table() -> list[_Row]:
             env, pgid = {}, -1
         when = started_at(proc.pid)
         if when is not None:
-            rows.append(_Row(proc.pid, proc.info["ppid"] or 0, pgid, when, env.get("CORRAL_JOB")))
+            rows.append(Row(proc.pid, proc.info["ppid"] or 0, pgid, when, env.get("CORRAL_JOB")))
     return rows
 
 
-def find(jobs: Sequence[JobKey]) -> dict[str, list[Member]]:
-    """Each job's processes (never its supervisor), from one pass over the process table."""
+def find(jobs: Sequence[JobKey], table: Sequence[Row] | None = None) -> dict[str, list[Member]]:
+    """Each job's processes (never its supervisor), from one pass over the process table:
+    `table`, a snapshot's (None: read now)."""
     if not jobs:
         return {}
-    rows = _linux_table() if _LINUX else _psutil_table()
+    rows = table if table is not None else _linux_table() if _LINUX else _psutil_table()
     by_pid = {r.pid: r for r in rows}
     kids: dict[int, list[int]] = {}
     for r in rows:

@@ -5,24 +5,12 @@ directly; both give the same rows (`to_json`)."""
 
 from __future__ import annotations
 
-import dataclasses
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral import paths
 from corral.service import jobs
 from corral.service.projects import project_root
-
-# A board asked for again while the ledger is unchanged reuses its jobs' usage (CPU, memory,
-# ports, processes) for this long, their ages moved on (DESIGN: ports are read every few
-# seconds at most): measuring 200 jobs every second would cost a tenth of a core. A started,
-# stopped or ended job changes the ledger, and is shown at once.
-USAGE_FOR = 5.0
-_LAST: tuple[tuple[Any, ...], float, jobs.Listing] | None = None
-_LAST_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -33,7 +21,7 @@ class Board:
     loose: list[Any]  # sessions.ProcessView: not supervised, ours (agent sessions, orphans)
     listeners: list[dict[str, Any]]  # other listening sockets, read-only
     warnings: list[str] = field(default_factory=list)
-    cpu_measured: bool = True  # False: taken without waiting to measure CPU (all 0.0)
+    cpu_measured: bool = True  # False: CPU not measured (the figures are not to be shown)
     complete: bool = True  # False: the jobs alone (`jobs_board`), no processes or listeners
 
     def to_json(self) -> dict[str, Any]:
@@ -50,23 +38,25 @@ class Board:
 def board(folder: Path, *, observed: Any = None, cpu_interval: float = 0.1) -> Board:
     """The control room's rows for a person working in `folder`: every job (finished ones
     too, until `clean`), the processes of agent sessions corral does not supervise (of this
-    user), and the other listeners. `observed` is a `sessions.Observed` to start from (the
-    daemon's warm one); None takes a fresh one. CPU % is measured over `cpu_interval`
-    seconds (0: not measured, `cpu_measured` is False)."""
+    user), and the other listeners, all from one snapshot: `observed`, a `sessions.Observed`
+    (the daemon's warm one; None: a fresh one is taken). A job's processes the snapshot saw
+    for the first time get their CPU % measured over `cpu_interval` seconds from it (0: not
+    measured, `cpu_measured` is False)."""
     from corral.service import sessions
 
     obs = observed if observed is not None else sessions.observe()
     listing = sessions.list_processes(observed=obs, supervised=False)
-    job_listing = _jobs(obs.ledger_key, cpu_interval)
+    job_listing = jobs.seen_jobs(
+        obs.records, obs.snapshot, include_finished=True, cpu_interval=cpu_interval
+    )
     loose = [v for v in listing.processes if v.attribution != "supervised" and v.own]
-    warnings = list(dict.fromkeys([*listing.warnings, *job_listing.warnings]))
     return Board(
         str(project_root(folder)),
         job_listing.jobs,
         _projects(job_listing.jobs),
         loose,
         listing.other_listeners,
-        warnings,
+        list(listing.warnings),  # the snapshot's: the ledger's among them
         cpu_interval > 0,
     )
 
@@ -97,31 +87,6 @@ def _projects(views: list[jobs.JobView]) -> dict[str, str]:
             roots[job.cwd] = str(project_root(Path(job.cwd)))
         projects[job.id] = roots[job.cwd]
     return projects
-
-
-def _jobs(ledger_key: Any, cpu_interval: float) -> jobs.Listing:
-    """Every job with its usage: the last listing, aged, while the ledger is unchanged (its
-    folder's key as the snapshot read it; None: changed too recently to tell) and younger
-    than USAGE_FOR seconds; else a new one."""
-    global _LAST
-    key = (paths.home(), ledger_key, cpu_interval > 0)
-    now = time.monotonic()
-    with _LAST_LOCK:
-        last = _LAST
-    if ledger_key is not None and last is not None and last[0] == key:
-        since = now - last[1]
-        if since < USAGE_FOR:
-            aged = [
-                dataclasses.replace(j, age_seconds=round(j.age_seconds + since, 1))
-                if j.ended_at is None
-                else j
-                for j in last[2].jobs
-            ]
-            return jobs.Listing(aged, last[2].warnings)
-    listing = jobs.list_jobs(include_finished=True, cpu_interval=cpu_interval)
-    with _LAST_LOCK:
-        _LAST = (key, now, listing)
-    return listing
 
 
 def tag(data: dict[str, Any], warnings: list[str]) -> str:

@@ -190,7 +190,8 @@ def overview(
     sessions' jobs (agent gone; never a job started without a session), other live sessions'
     jobs and jobs of no session, unsupervised leftovers, other listeners. `observed`: a
     snapshot already taken (`sessions.Observed`, the daemon's warm one); `cpu_interval`: the
-    seconds CPU % is measured over (the mod's pane asks for 0: no wait, no CPU figure)."""
+    seconds CPU % of a job's processes the snapshot saw for the first time is measured over
+    (the mod's pane asks for 0: no wait). The jobs are read from the snapshot too."""
     from corral.service import jobs, sessions
     from corral.service.projects import project_root
 
@@ -198,7 +199,7 @@ def overview(
     observed = sessions.observe() if observed is None else observed
     agents = observed.attributed.agents
     listing = sessions.list_processes(observed=observed, supervised=False)
-    job_listing = jobs.list_jobs(cpu_interval=cpu_interval)
+    job_listing = jobs.seen_jobs(observed.records, observed.snapshot, cpu_interval=cpu_interval)
     mine: list[Any] = []
     earlier: list[Any] = []
     others: list[Any] = []

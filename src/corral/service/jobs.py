@@ -19,6 +19,10 @@ from corral.core.outcomes import JobState, StopResult, transition
 from corral.errors import UsageError
 from corral.lowlevel.record import LEDGER_VERSION, write_record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.adapters.scan import Snapshot
+
 log = logging.getLogger("corral.service")
 
 STOP_TIMEOUT = 12.0  # a job still running this long after its stop request stays `running`
@@ -74,10 +78,19 @@ def supervisor_identity(record: JobRecord) -> ProcessIdentity | None:
     return None if record.started_at is None else ProcessIdentity(record.pid, record.started_at)
 
 
-def _leftovers(records: Sequence[JobRecord]) -> dict[str, list[members.Member]]:
-    """Processes of jobs whose supervisor is gone, by job id (one read of the table)."""
+def _leftovers(
+    records: Sequence[JobRecord], snap: Snapshot | None = None
+) -> dict[str, list[members.Member]]:
+    """Processes of jobs whose supervisor is gone, by job id (one read of the table: `snap`'s
+    when given)."""
     keys = [members.JobKey(r.id, r.pid, r.pgid, r.started_at) for r in records]
-    return {job: found for job, found in members.find(keys).items() if found}
+    table = None
+    if snap is not None:
+        table = [
+            members.Row(p.pid, p.ppid, p.pgid, p.started_at, p.markers.get("CORRAL_JOB"))
+            for p in snap.procs.values()
+        ]
+    return {job: found for job, found in members.find(keys, table).items() if found}
 
 
 def _gone_note(record: JobRecord, left: Sequence[members.Member]) -> str:
@@ -92,18 +105,22 @@ def _gone_note(record: JobRecord, left: Sequence[members.Member]) -> str:
 
 
 def _observed_states(
-    records: Sequence[JobRecord],
+    records: Sequence[JobRecord], snap: Snapshot | None = None
 ) -> dict[str, tuple[JobState, str | None, list[int]]]:
-    """Each job's state as seen now, a note for a person, and the pids of processes that
-    outlived its supervisor (the job is then `unsupervised`)."""
+    """Each job's state as seen now (as `snap` saw it, when given), a note for a person, and
+    the pids of processes that outlived its supervisor (the job is then `unsupervised`)."""
     seen: dict[str, tuple[JobState, str | None, list[int]]] = {}
     gone = []
     for record in records:
-        if record.final or supervisor_alive(record):
+        if snap is not None and record.started_at is not None:
+            alive = snap.alive(record.pid, record.started_at)
+        else:
+            alive = bool(supervisor_alive(record))
+        if record.final or alive:
             seen[record.id] = (JobState(record.state), None, [])
         else:
             gone.append(record)
-    left = _leftovers(gone) if gone else {}
+    left = _leftovers(gone, snap) if gone else {}
     for record in gone:
         found = left.get(record.id)
         if found:
@@ -123,6 +140,37 @@ def _observed_states(
 
 
 _NO_END = "is the ledger folder full or read-only? `corral doctor` checks it"
+# A job as a listing saw it: its record, its state now, a note, the pids of its processes
+# that outlived its supervisor.
+_Seen = tuple[JobRecord, JobState, str | None, list[int]]
+
+
+def _shown(
+    records: Sequence[JobRecord],
+    include_finished: bool,
+    session: str | None,
+    snap: Snapshot | None = None,
+) -> list[_Seen]:
+    """The jobs a listing shows, with their states (see `list_jobs`)."""
+    chosen = [r for r in records if session is None or r.session == session]
+    states = _observed_states(chosen, snap)
+    now = time.time()
+    shown = []
+    for record in chosen:
+        state, note, extra = states[record.id]
+        if state.final and not include_finished and not recent_failure(record, now):
+            continue
+        shown.append((record, state, note, extra))
+    return shown
+
+
+def _live(shown: Sequence[_Seen]) -> dict[str, tuple[int, list[int]]]:
+    """The jobs that run: (supervisor pid, or -1 when it is gone; the pids that outlived it)."""
+    return {
+        r.id: (r.pid if s is not JobState.UNSUPERVISED else -1, extra)
+        for r, s, _, extra in shown
+        if not s.final
+    }
 
 
 def list_jobs(
@@ -137,34 +185,62 @@ def list_jobs(
     those of `session` when given. A job whose supervisor died while its processes run is
     listed `unsupervised`, with them. CPU % is measured over `cpu_interval` seconds."""
     read = ledger.read_all()
-    chosen = [r for r in read.records if session is None or r.session == session]
-    states = _observed_states(chosen)
-    observed = []
-    for record in chosen:
-        state, note, extra = states[record.id]
-        if state.final and not include_finished and not recent_failure(record, time.time()):
-            continue
-        observed.append((record, state, note, extra))
-    live = {
-        r.id: (r.pid if s is not JobState.UNSUPERVISED else -1, extra)
-        for r, s, _, extra in observed
-        if not s.final
-    }
+    shown = _shown(read.records, include_finished, session)
+    live = _live(shown)
     usage: dict[str, Any] = {}
     if live and measure:
         from corral.adapters import scan
 
         usage = scan.usage(live, interval=cpu_interval)
-    if live:
+    return Listing(_views(shown, usage), read.warnings)
+
+
+def seen_jobs(
+    records: Sequence[JobRecord],
+    snap: Snapshot,
+    *,
+    include_finished: bool = False,
+    session: str | None = None,
+    cpu_interval: float = 0.0,
+) -> Listing:
+    """What `list_jobs` says, from one snapshot: `records` (the ledger as it was read for
+    `snap`) and the processes, ports, CPU and memory `snap` holds; nothing is read again. A
+    job's processes `snap` read without a CPU figure (it saw them for the first time) are
+    measured over `cpu_interval` seconds from it (0: left at 0.0)."""
+    from corral.adapters import scan
+
+    shown = _shown(records, include_finished, session, snap)
+    kids = snap.children()
+    found = {}
+    for job, (root, extra) in _live(shown).items():
+        under = [pid for p in extra for pid in snap.descendants(p, kids)]
+        found[job] = scan.job_pids(snap, root, [*extra, *under], kids)
+    unmeasured = [
+        pid
+        for pids in found.values()
+        for pid in pids
+        if pid not in snap.cpu_percent
+        and (snap.procs[pid].seen_at or snap.taken_at) >= snap.taken_at
+    ]  # read by `snap` itself: one carried over from an older read is not measured from it
+    if unmeasured and cpu_interval > 0:
+        snap = scan.with_cpu(snap, unmeasured, cpu_interval)
+    usage = {job: scan.job_usage(snap, pids) for job, pids in found.items()}
+    return Listing(_views(shown, usage), [])
+
+
+def _views(shown: Sequence[_Seen], usage: dict[str, Any]) -> list[JobView]:
+    """The rows of the jobs `shown`, with their `usage` (scan.Usage by job id). Running jobs'
+    logs are kept under their cap on the way (readers trim the logs no supervisor watches)."""
+    if any(not state.final for _, state, _, _ in shown):
         from corral.service import logs
 
-        for record, state, _, _ in observed:  # keep running jobs' logs under their cap
+        for record, state, _, _ in shown:
             path = record.extra.get("log")
             if not state.final and isinstance(path, str) and logs.is_own(path):
                 logs.trim(path)
     now = time.time()
     jobs = []
-    for record, state, note, _ in observed:
+    for record, state, note, _ in shown:
         u = usage.get(record.id)
         end = record.ended_at if state.final and record.ended_at else now
         jobs.append(
@@ -192,7 +268,7 @@ def list_jobs(
                 signal=record.signal,
             )
         )
-    return Listing(jobs, read.warnings)
+    return jobs
 
 
 def recent_failure(record: JobRecord, now: float) -> bool:

@@ -7,6 +7,7 @@ verified identities only and writes one audit event, whatever the surface.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shlex
@@ -54,6 +55,7 @@ class Observed:
     known_agents: Mapping[str, list[tuple[int, str]]] = field(default_factory=dict)
     ledger_key: tuple[int, int] | None = None  # the ledger folder as `records` were read
     ledger_warnings: tuple[str, ...] = ()
+    jobs_read_at: float = 0.0  # time.monotonic() the jobs' processes were last read (refresh)
 
 
 # A folder's mtime moves in the kernel's coarse clock ticks: a file renamed into the ledger in
@@ -93,18 +95,28 @@ def observe(previous: scan.Snapshot | None = None, *, remember: bool = True) -> 
     if remember:
         _remember(snap, attributed, warnings)
     return Observed(
-        snap, attributed, read.records, warnings, remembered, agents, key, tuple(read.warnings)
+        snap,
+        attributed,
+        read.records,
+        warnings,
+        remembered,
+        agents,
+        key,
+        tuple(read.warnings),
+        snap.taken_at,
     )
 
 
 def refresh(previous: Observed, *, remember: bool = True) -> Observed:
     """`previous` brought up to date reading only what changed, as the daemon refreshes while
     an agent's tool call runs: the processes started since (a process still listed keeps what
-    `previous` saw of it: its CPU and memory as then, its markers), the ledger only when its
-    folder changed, and the stored observations not at all (`previous` read them, and this
-    process stores the new ones). The attribution is done again only when what changed can
-    change it (a marked process, a child of an attributed one or of an agent, a gone agent or
-    supervisor, a changed ledger); otherwise the gone processes' rows are dropped."""
+    `previous` saw of it: its CPU and memory as then, its markers), the jobs' own processes
+    every USAGE_FOR seconds (their CPU and memory, as `corral ls` shows them), the ledger only
+    when its folder changed, and the stored observations not at all (`previous` read them,
+    and this process stores the new ones). The attribution is done again only when what
+    changed can change it (a marked process, a child of an attributed one or of an agent, a
+    gone agent or supervisor, a changed ledger); otherwise the gone processes' rows are
+    dropped."""
     key = _ledger_key()
     if key is not None and key == previous.ledger_key:
         records, ledger_warnings = previous.records, list(previous.ledger_warnings)
@@ -115,7 +127,17 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
     # a new socket's owner is looked for among the processes shown (a job's server binding
     # its port late), not among every process's descriptors at every refresh
     shown = previous.attributed.rows.keys()
-    snap = scan.take(previous=previous.snapshot, incremental=True, walk_only=shown)
+    jobs_read_at, again = previous.jobs_read_at, []
+    if time.monotonic() - jobs_read_at >= USAGE_FOR:
+        rows = previous.attributed.rows.values()
+        again = [
+            r.pid for r in rows if r.how == attribution.SUPERVISED and r.role != ROLE_SUPERVISOR
+        ]
+        jobs_read_at = time.monotonic()
+    snap = _carry_cpu(
+        previous.snapshot,
+        scan.take(previous=previous.snapshot, incremental=True, reread=again, walk_only=shown),
+    )
     remembered = previous.remembered
     if records is previous.records and not _may_change(previous, snap):
         attributed = _without_gone(previous.attributed, snap)
@@ -138,17 +160,41 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
         previous.known_agents,
         key,
         tuple(ledger_warnings),
+        jobs_read_at,
+    )
+
+
+def _carry_cpu(before: scan.Snapshot, snap: scan.Snapshot) -> scan.Snapshot:
+    """`snap` with the CPU % `before` measured of the processes it carried over unread (the
+    same tuples): their CPU as then, as their memory is."""
+    carried = {
+        pid: cpu
+        for pid, cpu in before.cpu_percent.items()
+        if pid not in snap.cpu_percent and snap.procs.get(pid) is before.procs.get(pid)
+    }
+    return (
+        dataclasses.replace(snap, cpu_percent={**carried, **snap.cpu_percent}) if carried else snap
     )
 
 
 def _may_change(previous: Observed, snap: scan.Snapshot) -> bool:
     """Whether attributing `snap` afresh may give other rows than `previous` minus the
     processes gone: a process read now carries a marker or is the child of an attributed
-    process or an agent, or a gone process was an agent or a job's supervisor."""
+    process or an agent, or a gone process was an agent or a job's supervisor. A process
+    read again (a job's, or one seconds old) counts only when what the attribution reads of
+    it changed (its markers, its parent)."""
     rows, agents = previous.attributed.rows, previous.attributed.live_agents
     agent_pids = {pid for idents in agents.values() for pid, _ in idents}
+    before = previous.snapshot.procs
     for pid in snap.read or ():
         proc = snap.procs[pid]
+        was = before.get(pid)
+        if was is not None and (was.started_at, was.ppid, was.markers) == (
+            proc.started_at,
+            proc.ppid,
+            proc.markers,
+        ):
+            continue
         if proc.markers or proc.ppid in rows or proc.ppid in agent_pids:
             return True
     gone = previous.snapshot.procs.keys() - snap.procs.keys()
@@ -182,6 +228,9 @@ def _remember(
         warnings.append(f"observations not stored: {exc}")
 
 
+# A refresh reads the jobs' own processes again this often at most (their CPU and memory; a
+# board shows them): 200 jobs read every second would cost the daemon a core's 1.5 %.
+USAGE_FOR = 5.0
 SAVE_AGAIN = 60.0  # what is unchanged is stored again (agents' last_seen) after this long
 # A refresh stores what changed at most this often: while an agent's tool calls run, the
 # machine's processes come and go several times a second, and one write (tens of ms on a
