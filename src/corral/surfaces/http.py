@@ -36,6 +36,7 @@ IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
 CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as connected
 WHOLE_EVERY = 60.0  # a periodic refresh reads every process again at least this often
 RECENT = 0.5  # a board asked for (once a second by the tui) reuses a snapshot this young
+BOARDS_KEPT = 16  # boards kept for the warm snapshot (one per project and kind asked for)
 
 
 class BadRequest(Exception):
@@ -309,21 +310,31 @@ def create_app(
         )
         return _reply(listing.to_json(), listing.warnings)
 
+    # the last board built per (project, quick) from a snapshot, with its tag and when: a
+    # client asking while the snapshot is still the warm one gets it without a new build
+    boards: dict[tuple[str, float], tuple[object, dict[str, Any], list[str], str, float]] = {}
+
     async def board_view(request: Request) -> Response:
         _only_params(request, {"project", "quick"})
         project = request.query_params.get("project")
         if project is None or not os.path.isabs(project):
             raise BadRequest("query parameter project must be an absolute path")
         interval = 0.0 if _flag(request, "quick") else 0.1  # quick: CPU not measured
-        obs = await warm.recent()
-        view = await asyncio.to_thread(
-            board.board, Path(project), observed=obs, cpu_interval=interval
-        )
-        data = view.to_json()
-        etag = board.tag(data, view.warnings)
+        obs = await warm.recent(RECENT)
+        last = boards.get((project, interval))
+        if last is None or last[0] is not obs:
+            view = await asyncio.to_thread(
+                board.board, Path(project), observed=obs, cpu_interval=interval
+            )
+            data = view.to_json()
+            last = (obs, data, view.warnings, board.tag(data, view.warnings), time.monotonic())
+            if len(boards) >= BOARDS_KEPT:
+                boards.clear()
+            boards[(project, interval)] = last
+        _, data, warnings, etag, built = last
         if request.headers.get("if-none-match") == etag:  # the tui has it (ages aside)
             return Response(status_code=304, headers={"ETag": etag})
-        answer = _reply(data, view.warnings)
+        answer = _reply(board.aged(data, time.monotonic() - built), warnings)
         answer.headers["ETag"] = etag
         return answer
 
