@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 import os
 import time
@@ -26,10 +25,17 @@ from corral.core.envelope import envelope
 from corral.core.shell.plan import LINE_LIMIT, explain_json, too_long
 from corral.service import activity, admission, board, claude, jobs, sessions
 from corral.surfaces import http_claude
+from corral.surfaces.http_checks import (
+    BadRequest,
+    body,
+    flag,
+    only_fields,
+    only_params,
+    path_param,
+)
 
 log = logging.getLogger("corral.daemon")
 
-MAX_BODY = 64 * 1024
 MAX_TARGETS = 1000
 REFRESH = 5.0  # the warm snapshot's period while clients are around
 IN_FLIGHT_REFRESH = 0.25  # its period while an agent's tool call is in flight
@@ -37,12 +43,6 @@ CLIENT_WINDOW = 30.0  # a client that asked within this many seconds counts as c
 WHOLE_EVERY = 60.0  # a periodic refresh reads every process again at least this often
 RECENT = 0.5  # a board asked for (once a second by the tui) reuses a snapshot this young
 BOARDS_KEPT = 16  # boards kept for the warm snapshot (one per project and kind asked for)
-
-
-class BadRequest(Exception):
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _reply(data: Any, errors: list[str] | None = None, status: int = 200) -> JSONResponse:
@@ -149,26 +149,6 @@ class Warm:
 # -- request checking -------------------------------------------------------------------------
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise BadRequest(f"request body too large: at most {MAX_BODY} bytes", 413)
-    raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY:
-            raise BadRequest(f"request body too large: at most {MAX_BODY} bytes", 413)
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"body is not JSON: {exc}") from None
-    except RecursionError:
-        raise BadRequest("body is JSON nested too deeply") from None
-    if not isinstance(data, dict):
-        raise BadRequest("body must be a JSON object")
-    return data
-
-
 def _targets(value: Any) -> list[sessions.Target]:
     if not isinstance(value, list) or not value:
         raise BadRequest('"targets" must be a non-empty list of {"pid", "started_at"} objects')
@@ -188,10 +168,7 @@ def _targets(value: Any) -> list[sessions.Target]:
 
 
 def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.Target] | None:
-    allowed = {"all", "targets"} if allow_all else {"targets"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    only_fields(data, {"all", "targets"} if allow_all else {"targets"})
     if allow_all and ("all" in data) == ("targets" in data):
         raise BadRequest('give exactly one of {"all": true} or {"targets": [...]}')
     if "all" in data:
@@ -204,10 +181,7 @@ def _terminate_request(data: dict[str, Any], allow_all: bool) -> list[sessions.T
 
 
 def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
-    allowed = {"line", "cwd", "background", "reserve"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    only_fields(data, {"line", "cwd", "background", "reserve"})
     line, cwd = data.get("line"), data.get("cwd")
     if not isinstance(line, str) or not line:
         raise BadRequest('"line" must be the command line, a non-empty string')
@@ -220,19 +194,6 @@ def _admit_request(data: dict[str, Any]) -> tuple[str, str, bool, bool]:
         if not isinstance(value, bool):
             raise BadRequest(f'"{name}" must be true or false')
     return line, cwd, background, reserve
-
-
-def _flag(request: Request, name: str) -> bool:
-    value = request.query_params.get(name, "false")
-    if value not in ("true", "false"):
-        raise BadRequest(f"query parameter {name} must be true or false")
-    return value == "true"
-
-
-def _only_params(request: Request, allowed: set[str]) -> None:
-    unknown = sorted(set(request.query_params) - allowed)
-    if unknown:
-        raise BadRequest(f"unknown query parameter(s) {', '.join(unknown)}")
 
 
 # -- routes -----------------------------------------------------------------------------------
@@ -266,7 +227,7 @@ def create_app(
     me = sessions.self_identity()
 
     async def health(request: Request) -> JSONResponse:
-        _only_params(request, set())
+        only_params(request, set())
         return _reply(
             {
                 "status": "ok",
@@ -283,7 +244,7 @@ def create_app(
         )
 
     async def session_processes(request: Request) -> JSONResponse:
-        _only_params(request, set())
+        only_params(request, set())
         session = request.path_params["session_id"]
         obs = await warm.fresh()
         listing = sessions.list_processes(session, observed=obs)
@@ -298,11 +259,9 @@ def create_app(
         return _reply(body, [*listing.warnings, *job_rows.warnings])
 
     async def processes(request: Request) -> JSONResponse:
-        _only_params(request, {"orphaned", "all_projects", "project", "session"})
-        orphaned, all_projects = _flag(request, "orphaned"), _flag(request, "all_projects")
-        project_arg = request.query_params.get("project")
-        if project_arg is not None and not os.path.isabs(project_arg):
-            raise BadRequest("query parameter project must be an absolute path")
+        only_params(request, {"orphaned", "all_projects", "project", "session"})
+        orphaned, all_projects = flag(request, "orphaned"), flag(request, "all_projects")
+        project_arg = path_param(request, "project")
         project = None if all_projects or project_arg is None else Path(project_arg)
         obs = await warm.fresh()
         listing = sessions.list_processes(
@@ -315,11 +274,9 @@ def create_app(
     boards: dict[tuple[str, float], tuple[object, dict[str, Any], list[str], str, float]] = {}
 
     async def board_view(request: Request) -> Response:
-        _only_params(request, {"project", "quick"})
-        project = request.query_params.get("project")
-        if project is None or not os.path.isabs(project):
-            raise BadRequest("query parameter project must be an absolute path")
-        interval = 0.0 if _flag(request, "quick") else 0.1  # quick: CPU not measured
+        only_params(request, {"project", "quick"})
+        project = str(path_param(request, "project", required=True))
+        interval = 0.0 if flag(request, "quick") else 0.1  # quick: CPU not measured
         obs = await warm.recent(RECENT)
         last = boards.get((project, interval))
         if last is None or last[0] is not obs:
@@ -350,21 +307,21 @@ def create_app(
         return _reply(result.to_json(), result.errors)
 
     async def session_terminate(request: Request) -> JSONResponse:
-        _only_params(request, set())
-        targets = _terminate_request(await _body(request), allow_all=True)
+        only_params(request, set())
+        targets = _terminate_request(await body(request), allow_all=True)
         return await _run_stop(request.path_params["session_id"], targets)
 
     async def terminate(request: Request) -> JSONResponse:
-        _only_params(request, set())
-        targets = _terminate_request(await _body(request), allow_all=False)
+        only_params(request, set())
+        targets = _terminate_request(await body(request), allow_all=False)
         return await _run_stop(None, targets)
 
     async def admit(request: Request) -> JSONResponse:
         """The hook's decision for a line another program is about to run: wrap (run
         `rewritten` instead; with `reserve`, a second start of the same job is refused for a
         few seconds while this one records itself), refuse (what to reuse) or untouched."""
-        _only_params(request, set())
-        line, cwd, background, reserve = _admit_request(await _body(request))
+        only_params(request, set())
+        line, cwd, background, reserve = _admit_request(await body(request))
         decision = await asyncio.to_thread(
             admission.admit,
             line,
@@ -390,8 +347,6 @@ def create_app(
         *http_claude.routes(
             reply=_reply,
             checked=_checked,
-            body_of=_body,
-            bad=BadRequest,
             recent=lambda: warm.recent(REFRESH),  # /procs: the warm snapshot when fresh enough
             seen=warm.seen,
             pending=pending,

@@ -22,6 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from corral.surfaces.http_checks import BadRequest, body, only_fields, only_params, path_param
+
 BAND_SECONDS = 1.0
 BAND_FOLDERS = 64  # folders whose band is kept (one per project with a session open)
 ACTIONS = ("stop-all", "stop", "stop-pid", "clean", "earlier")
@@ -107,52 +109,37 @@ def routes(
     *,
     reply: Reply,
     checked: Callable[[Handler], Handler],
-    body_of: Callable[[Request], Awaitable[dict[str, Any]]],
-    bad: Callable[[str], Exception],
     recent: Callable[[], Awaitable[Any]],
     seen: Callable[[], None],
     pending: set[asyncio.Task[Any]],
     woken: Callable[[], None],
 ) -> list[Route]:
     """The mod's routes, given the app's helpers: the envelope `reply`, the 4xx wrapper
-    `checked`, the JSON body reader, the BadRequest maker, the warm snapshot (taken anew
-    unless one is recent), the note that a client is around (the daemon keeps its snapshot
-    warm while the band asks), the set of stops that finish even when their client goes away,
-    and the warm snapshot's wake-up."""
+    `checked` (requests are checked by http_checks, as the app's own are), the warm snapshot
+    (taken anew unless one is recent), the note that a client is around (the daemon keeps its
+    snapshot warm while the band asks), the set of stops that finish even when their client
+    goes away, and the warm snapshot's wake-up."""
     band = Band()
 
     def folder_param(request: Request) -> str:
-        folder = request.query_params.get("folder", "")
-        if not os.path.isabs(folder):
-            raise bad("query parameter folder must be an absolute path")
-        return folder
-
-    def only(request: Request, allowed: set[str]) -> None:
-        unknown = sorted(set(request.query_params) - allowed)
-        if unknown:
-            raise bad(f"unknown query parameter(s) {', '.join(unknown)}")
+        return str(path_param(request, "folder", required=True))
 
     def text_field(data: dict[str, Any], name: str, *, required: bool = True) -> str | None:
         value = data.get(name)
         if value is None and not required:
             return None
         if not isinstance(value, str) or not value or len(value) > 64 * 1024:
-            raise bad(f'"{name}" must be a non-empty string')
+            raise BadRequest(f'"{name}" must be a non-empty string')
         return value
 
-    def fields(data: dict[str, Any], allowed: set[str]) -> None:
-        unknown = sorted(set(data) - allowed)
-        if unknown:
-            raise bad(f"unknown field(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
-
     async def get_band(request: Request) -> JSONResponse:
-        only(request, {"folder"})
+        only_params(request, {"folder"})
         folder = folder_param(request)
         seen()
         return reply(await band.answer(folder))
 
     async def get_procs(request: Request) -> JSONResponse:
-        only(request, {"folder", "session"})
+        only_params(request, {"folder", "session"})
         folder = folder_param(request)
         from corral.service import claude
 
@@ -167,21 +154,21 @@ def routes(
         return reply(view.to_json(), view.warnings)
 
     async def post_procs(request: Request) -> JSONResponse:
-        data = await body_of(request)
-        fields(data, {"action", "session", "folder", "job", "pid", "started_at"})
+        data = await body(request)
+        only_fields(data, {"action", "session", "folder", "job", "pid", "started_at"})
         action = data.get("action")
         if action not in ACTIONS:
-            raise bad(f'"action" must be one of {", ".join(ACTIONS)}')
+            raise BadRequest(f'"action" must be one of {", ".join(ACTIONS)}')
         session = text_field(data, "session", required=action == "stop-all")
         folder = text_field(data, "folder", required=action == "earlier")
         if folder is not None and not os.path.isabs(folder):
-            raise bad('"folder" must be an absolute path')
+            raise BadRequest('"folder" must be an absolute path')
         job = text_field(data, "job", required=action == "stop")
         pid, started = data.get("pid", 0), data.get("started_at")
         if not isinstance(pid, int) or isinstance(pid, bool) or pid < 0:
-            raise bad('"pid" must be a positive integer')
+            raise BadRequest('"pid" must be a positive integer')
         if action == "stop-pid" and not (pid and isinstance(started, str) and started):
-            raise bad('"stop-pid" needs "pid" and "started_at"')
+            raise BadRequest('"stop-pid" needs "pid" and "started_at"')
 
         def run() -> tuple[dict[str, Any], list[str]]:
             from corral.service import stopping
@@ -219,10 +206,10 @@ def routes(
         return reply(result, errors)
 
     async def get_logs(request: Request) -> JSONResponse:
-        only(request, {"lines"})
+        only_params(request, {"lines"})
         raw = request.query_params.get("lines", str(LOG_LINES))
         if not raw.isdigit() or not 0 < int(raw) <= 1000:
-            raise bad("query parameter lines must be 1-1000")
+            raise BadRequest("query parameter lines must be 1-1000")
         from corral.errors import CorralError
         from corral.service import jobs, logs
 
@@ -234,19 +221,19 @@ def routes(
         return reply({"job": record.id, "lines": [line.text for line in read.lines]})
 
     async def get_briefing(request: Request) -> JSONResponse:
-        only(request, {"folder", "session", "source"})
+        only_params(request, {"folder", "session", "source"})
         folder = folder_param(request)
         session = request.query_params.get("session") or None
         source = request.query_params.get("source", "startup")
         if source not in SOURCES:
-            raise bad(f"query parameter source must be one of {', '.join(SOURCES)}")
+            raise BadRequest(f"query parameter source must be one of {', '.join(SOURCES)}")
         from corral.service.hooks import briefing
 
         return reply({"text": await asyncio.to_thread(briefing, folder, session, source)})
 
     async def post_session_end(request: Request) -> JSONResponse:
-        data = await body_of(request)
-        fields(data, {"session"})
+        data = await body(request)
+        only_fields(data, {"session"})
         session = str(text_field(data, "session"))
         from corral import config
 
@@ -262,26 +249,26 @@ def routes(
         return reply({"session": session, "policy": policy})
 
     async def post_supervise(request: Request) -> JSONResponse:
-        data = await body_of(request)
-        fields(data, {"command", "cwd", "background", "prefix"})
+        data = await body(request)
+        only_fields(data, {"command", "cwd", "background", "prefix"})
         line = str(text_field(data, "command"))
         cwd = str(text_field(data, "cwd"))
         background = data.get("background", False)
         prefix = data.get("prefix") or ""
         if not isinstance(background, bool) or not isinstance(prefix, str):
-            raise bad('"background" must be a boolean and "prefix" a string')
+            raise BadRequest('"background" must be a boolean and "prefix" a string')
         return reply(await asyncio.to_thread(supervise, line, cwd, background, prefix))
 
     async def post_withdraw(request: Request) -> JSONResponse:
-        data = await body_of(request)
-        fields(data, {"tokens"})
+        data = await body(request)
+        only_fields(data, {"tokens"})
         tokens = data.get("tokens")
         if (
             not isinstance(tokens, list)
             or not 0 < len(tokens) <= 100
             or not all(isinstance(t, str) and t.isalnum() and len(t) <= 64 for t in tokens)
         ):
-            raise bad('"tokens" must be a list of the job tokens `supervise` answered')
+            raise BadRequest('"tokens" must be a list of the job tokens `supervise` answered')
         from corral.service import admission
 
         await asyncio.to_thread(admission.withdraw, tokens)
