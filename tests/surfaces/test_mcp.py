@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import uuid
@@ -13,7 +14,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.helpers import alive, corral_json, free_port
+from tests.helpers import alive, corral, corral_json, free_port
 
 TOOLS = {"jobs_list", "job_start", "job_logs", "job_stop", "job_restart", "line_explain"}
 
@@ -131,3 +132,31 @@ def test_restart_and_explain_over_stdio(corral_home: Path, tmp_path: Path) -> No
         await _call(client, "job_stop", jobs=["sl"])
 
     _serve(_params(corral_home, tmp_path), body)
+
+
+def test_the_session_is_the_one_the_cli_and_the_supervisor_read(
+    corral_home: Path, tmp_path: Path
+) -> None:
+    """With both corral's and Claude Code's variable set, the MCP server names the session
+    as `corral run` and the supervisor do (lowlevel.record.session_from: corral's first)."""
+    ours, claudes = f"s-corral-{uuid.uuid4().hex[:8]}", f"s-claude-{uuid.uuid4().hex[:8]}"
+    params = _params(corral_home, tmp_path, session=ours)
+    assert params.env is not None
+    params.env["CLAUDE_CODE_SESSION_ID"] = claudes
+    by_cli = corral(
+        "run", "-d", "--json", "-c", "sleep 60", env={**os.environ, **params.env}, cwd=tmp_path
+    )
+    cli_job = json.loads(by_cli.stdout)["data"]
+    sessions: list[str] = []
+
+    async def body(client: Any) -> None:
+        started, _ = await _call(client, "job_start", line="sleep 61")
+        listed, _ = await _call(client, "jobs_list", scope="all")
+        rows = {j["id"]: j["session"] for j in listed["data"]["jobs"]}
+        sessions.extend([rows[cli_job["id"]], rows[started["data"]["id"]]])
+
+    try:
+        _serve(params, body)
+    finally:
+        corral("stop", "--all", check=True)
+    assert sessions == [ours, ours]

@@ -1,8 +1,8 @@
 """`corral mcp`: corral's tools for any agent, as a stdio MCP server (the official SDK).
 
-The session is the one the server is started in (CLAUDE_CODE_SESSION_ID, CORRAL_SESSION,
-CODEX_THREAD_ID, GEMINI_SESSION_ID, QWEN_CODE_SESSION_ID), the project the one of its working
-folder. Tools call the same service API as every surface and follow the same safety rules: a
+The session is the one the server is started in, named by the variables every corral program
+reads (lowlevel.record.SESSION_VARIABLES, corral's own first), the project the one of its
+working folder. Tools call the same service API as every surface and follow the same safety rules: a
 destructive call reaches only this session's jobs; anything else is reported `unproven`,
 never signalled.
 Log lines handed to the agent have secret-looking values hidden. Every result is the
@@ -21,8 +21,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from corral.core.envelope import envelope
 
-SESSION_VARIABLES = ("CLAUDE_CODE_SESSION_ID", "CORRAL_SESSION", "CODEX_THREAD_ID",
-                     "GEMINI_SESSION_ID", "QWEN_CODE_SESSION_ID")  # fmt: skip
 DEFAULT_TAIL = 100
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)  # fmt: skip
@@ -32,11 +30,6 @@ STOPS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_
                         open_world_hint=False)  # fmt: skip
 RESTARTS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                            open_world_hint=False)  # fmt: skip
-
-
-def session_from_env(env: dict[str, str] | None = None) -> str | None:
-    source = os.environ if env is None else env
-    return next((source[name] for name in SESSION_VARIABLES if source.get(name)), None)
 
 
 def _result(data: Any, text: str, errors: list[str] | None = None) -> CallToolResult:
@@ -283,7 +276,9 @@ def _redacted(lines: list[str]) -> list[str]:
 def build(session: str | None = None, cwd: str | None = None) -> MCPServer:
     """The server with its six tools, for `session` in folder `cwd` (defaults: from the
     environment and the working folder)."""
-    tools = Tools(session if session is not None else session_from_env(), cwd or os.getcwd())
+    from corral.lowlevel.record import session_from
+
+    tools = Tools(session if session is not None else session_from(os.environ), cwd or os.getcwd())
     server = MCPServer(
         "corral",
         instructions=(
