@@ -46,6 +46,12 @@ class JobState(enum.StrEnum):
 LIVE_STATES = frozenset(s.value for s in JobState if s.live)
 
 
+def failed(state: str, exit_code: int | None, signal: int | None) -> bool:
+    """A job that ended on its own with a non-zero code or by a signal (one stopped by
+    request is `stopped`): what every surface marks as failed."""
+    return state in (JobState.EXITED, JobState.KILLED) and bool(exit_code or signal)
+
+
 # The floor's table (the supervisor checks it too), as JobStates.
 TRANSITIONS: dict[JobState, frozenset[JobState]] = {
     JobState(state): frozenset(JobState(m) for m in moves)

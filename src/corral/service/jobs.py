@@ -15,7 +15,7 @@ from corral import paths
 from corral.adapters import ledger, members
 from corral.adapters.identity import ProcessIdentity, started_at
 from corral.adapters.ledger import JobRecord, supervisor_alive
-from corral.core.outcomes import JobState, StopResult, transition
+from corral.core.outcomes import JobState, StopResult, failed, transition
 from corral.errors import UsageError
 from corral.lowlevel.record import LEDGER_VERSION, write_record
 
@@ -59,7 +59,7 @@ class JobView:
     @property
     def failed(self) -> bool:
         """Ended on its own with a non-zero code or by a signal (not stopped by request)."""
-        return self.state in ("exited", "killed") and bool(self.exit_code or self.signal)
+        return failed(self.state, self.exit_code, self.signal)
 
     def to_json(self) -> dict[str, Any]:
         # A shallow copy (asdict deep-copies every value: a third of a 200-job listing).

@@ -37,9 +37,9 @@ _STYLES = {"group": "bold", "listener": "dim"}
 def _style(row: Row) -> str:
     if row.kind in _STYLES:
         return _STYLES[row.kind]
-    state = row.cells[1]
-    if state.startswith(("failed", "killed")):
+    if row.failed:
         return "red"
+    state = row.cells[1]
     if state in ("unsupervised", "orphaned"):
         return "yellow"
     return "" if row.live else "dim"

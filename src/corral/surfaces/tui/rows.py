@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral.core.human import human_age, human_bytes, job_state, short_path
+from corral.core.outcomes import LIVE_STATES, failed
 from corral.core.text import printable
 
 COLUMNS = ("NAME/ID", "STATE", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND")
-LIVE = ("running", "stopping", "unsupervised")
 FOLDER_WIDTH = 40  # a deeper folder keeps its end: the command column stays on the screen
 
 
@@ -31,6 +31,7 @@ class Row:
     started_at: str | None = None
     session: str | None = None
     live: bool = False  # a job or process that runs (stoppable); listeners never are
+    failed: bool = False  # a job that ended on its own badly (core.outcomes.failed)
     log: str | None = None  # where a job's output is kept
 
     @property
@@ -64,15 +65,15 @@ def _cells(*cells: str) -> tuple[str, ...]:
 
 
 def job_row(job: dict[str, Any], cpu: bool = True) -> Row:
-    live = job["state"] in LIVE
-    failed = job["state"] in ("exited", "killed") and bool(job["exit_code"] or job["signal"])
+    live = job["state"] in LIVE_STATES
+    bad = failed(job["state"], job["exit_code"], job["signal"])
     short = job["id"][:8]
     return Row(
         f"job:{job['id']}",
         "job",
         _cells(
             f"{short} {job['name']}" if job.get("name") else short,
-            job_state(job["state"], job["exit_code"], job["signal"], failed),
+            job_state(job["state"], job["exit_code"], job["signal"], bad),
             _ports(job["ports"]),
             human_age(job["age_seconds"], exact=False),
             *_usage(job, live, cpu),
@@ -84,6 +85,7 @@ def job_row(job: dict[str, Any], cpu: bool = True) -> Row:
         started_at=job["started_at"],
         session=job["session"],
         live=live,
+        failed=bad,
         log=job.get("log"),
     )
 
@@ -196,13 +198,11 @@ def build(
 def summary(board: dict[str, Any]) -> str:
     """The heading: the project, and how many jobs run and failed."""
     jobs = board["jobs"]
-    running = sum(1 for j in jobs if j["state"] in LIVE)
-    failed = sum(
-        1 for j in jobs if j["state"] in ("exited", "killed") and (j["exit_code"] or j["signal"])
-    )
+    running = sum(1 for j in jobs if j["state"] in LIVE_STATES)
+    bad = sum(1 for j in jobs if failed(j["state"], j["exit_code"], j["signal"]))
     text = f"corral · {short_path(board['project'])} · {running} running"
-    if failed:
-        text += f" · {failed} failed"
+    if bad:
+        text += f" · {bad} failed"
     if board["unsupervised"]:
         text += f" · {len(board['unsupervised'])} not supervised"
     return printable(text)
