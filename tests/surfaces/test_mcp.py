@@ -121,7 +121,8 @@ def test_restart_and_explain_over_stdio(corral_home: Path, tmp_path: Path) -> No
         restarted, text = await _call(client, "job_restart", job="sl")
         new = restarted["data"]["start"]
         assert new["name"] == "sl" and new["id"] != first["data"]["id"], restarted
-        assert text.startswith(f"restarted as {new['id'][:8]}")
+        # the words every surface says after a start (service.starting.start_lines)
+        assert text == f"started job {new['id'][:8]} (supervisor pid {new['pid']})"
         assert not alive(first["data"]["pid"]) and alive(new["pid"])
         explained, text = await _call(client, "line_explain", line="npm run dev")
         assert explained["data"]["readable"] is True and text.startswith("supervised")

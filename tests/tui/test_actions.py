@@ -80,8 +80,9 @@ def test_r_restarts_the_selected_job() -> None:
         await until(pilot, lambda: f"job:{old['id']}" in app.rows, "the job's row")
         _select(app, old["id"])
         await pilot.press("r")
-        await until(pilot, lambda: "started " in result(app), "the restart")
-        new = result(app).split("started ")[1][:8]
+        await until(pilot, lambda: "started job " in result(app), "the restart")
+        new = result(app).split("started job ")[1][:8]  # service.starting.start_lines's words
+        assert f"started job {new} (supervisor pid " in result(app)
         await until(pilot, lambda: any(k.startswith(f"job:{new}") for k in app.rows), "new row")
         assert _state(app, old["id"]) == "stopped"
 

@@ -185,27 +185,27 @@ def _detached(line: str, args: argparse.Namespace, session: str | None, backend:
 
 def print_started(started: Any) -> None:
     """What `corral run -d` says about a job it started."""
+    from corral.service.starting import started_line
+
+    print(started_line(started))
     if started.supervised:
         short = started.id[:8]
-        print(f"started job {short} (supervisor pid {started.pid})")
         print(f"  output: {started.log}")
         if started.tmux:
             session, _, window = started.tmux.partition(":")
             print(f"  watch: tmux attach -t {session}  (window {window}), or corral attach {short}")
         print(f"  list: corral ls    logs: corral logs {short}    stop: corral stop {short}")
-    else:
-        print(f"started unsupervised (corral could not supervise it; see {started.log})")
 
 
 def report_readiness(job_id: str, readiness: Any, log: Any) -> int:
     """`ready: URL` (exit 0), or why it is not ready and the last lines of its log (exit 1)."""
     from corral.core.text import printable
+    from corral.service.starting import readiness_line
 
     if readiness.ready:
-        if readiness.url:
-            print(f"ready: {readiness.url}")
-        elif readiness.ended:
-            print(f"finished: exited with code {readiness.exit_code}")
+        said = readiness_line(readiness)
+        if said:
+            print(said)
         sys.stdout.flush()
         return 0
     short = job_id[:8]

@@ -92,3 +92,33 @@ def start(
     spec = ready or default_spec(admitted.port)
     readiness = wait_ready(started.id, spec, timeout=ready_timeout, log=str(started.log))
     return StartResult(started, readiness=readiness, name=name)
+
+
+def started_line(started: Started) -> str:
+    """How every surface says it started a job: its short id and its supervisor's pid, or
+    that it runs unsupervised (corral could not record it)."""
+    if started.supervised:
+        return f"started job {started.id[:8]} (supervisor pid {started.pid})"
+    return f"started unsupervised (corral could not supervise it; see {started.log})"
+
+
+def readiness_line(readiness: Readiness) -> str | None:
+    """How every surface says the wait for a started job ended: `ready: URL`, `finished:
+    exited with code N` (a job that was to end), `not ready: why`; None when it runs and
+    there is nothing to point at."""
+    if not readiness.ready:
+        return f"not ready: {readiness.reason}"
+    if readiness.url:
+        return f"ready: {readiness.url}"
+    if readiness.ended:
+        return f"finished: exited with code {readiness.exit_code}"
+    return None
+
+
+def start_lines(result: StartResult) -> list[str]:
+    """What a start (a restart's too) says after it, every surface alike: why nothing was
+    started, or `started_line` and `readiness_line`."""
+    if result.started is None:
+        return [f"not started: {result.refusal}"]
+    ready = result.readiness and readiness_line(result.readiness)
+    return [started_line(result.started), *([ready] if ready else [])]

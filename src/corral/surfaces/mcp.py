@@ -219,6 +219,7 @@ class Tools:
         from corral.service import jobs
         from corral.service.readiness import parse_spec
         from corral.service.restart import restart
+        from corral.service.starting import start_lines
 
         try:
             record = jobs.resolve(job)
@@ -235,13 +236,10 @@ class Tools:
         except CorralError as exc:
             return _result(None, str(exc), [str(exc)])
         data = result.to_json()
-        start = result.start
-        if start.started is None:
-            return _result(data, f"not restarted: {start.refusal}", [str(start.refusal)])
-        r = start.readiness
-        state = "ready: " + str(r.url) if r and r.ready and r.url else (r.reason if r else "")
-        text = f"restarted as {start.started.id[:8]} (pid {start.started.pid}) {state}"
-        return _result(data, f"{text}\n{result.note}" if result.note else text)
+        text = "\n".join([*([result.note] if result.note else []), *start_lines(result.start)])
+        if result.start.started is None:
+            return _result(data, text, [str(result.start.refusal)])
+        return _result(data, text)
 
     def line_explain(self, line: str, cwd: str | None, background: bool) -> CallToolResult:
         from corral.core.shell.plan import explain_json, started_by_corral

@@ -56,6 +56,7 @@ def restart(row: Row) -> list[str]:
     """Stop the job `row` shows (verified) and start its line again."""
     from corral.service import jobs, stopping
     from corral.service.restart import restart as restart_job
+    from corral.service.starting import start_lines
 
     if row.kind != "job" or row.job is None:
         return ["only a job can be restarted: corral does not know how this process started"]
@@ -66,17 +67,7 @@ def restart(row: Row) -> list[str]:
     lines = stopping.describe([result.stop])
     if result.note:
         lines.append(result.note)
-    start = result.start
-    if start.started is None:
-        lines.append(f"not started: {start.refusal}")
-    else:
-        lines.append(f"started {start.started.id[:8]} (supervisor pid {start.started.pid})")
-        ready = start.readiness
-        if ready is not None and not ready.ready:
-            lines.append(f"not ready: {ready.reason}")
-        elif ready is not None and ready.url:
-            lines.append(f"ready: {ready.url}")
-    return _said(lines, [], "")
+    return _said([*lines, *start_lines(result.start)], [], "")
 
 
 def clean() -> list[str]:
