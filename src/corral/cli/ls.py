@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from corral.cli.human import human_age, human_bytes, job_state, short_path
+from corral.core.human import human_age, human_bytes, job_state, short_path
 from corral.core.outcomes import LIVE_STATES
 from corral.core.text import printable
 from corral.service.jobs import JobView

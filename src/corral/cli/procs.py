@@ -56,7 +56,7 @@ def current_session(explicit: str | None) -> str | None:
 
 
 def _job_lines(rows: list[Any]) -> list[str]:
-    from corral.cli.human import human_age, human_bytes, short_path
+    from corral.core.human import human_age, human_bytes, short_path
 
     table: list[tuple[str, ...]] = [
         ("ID", "PORTS", "AGE", "PROCS", "CPU", "MEM", "FOLDER", "COMMAND")
@@ -89,7 +89,7 @@ def _columns(table: list[tuple[str, ...]]) -> list[str]:
 
 
 def render(view: Overview) -> str:
-    from corral.cli.human import human_age, short_path
+    from corral.core.human import human_age, short_path
 
     out: list[str] = []
     who = f"session {view.session[:8]}" if view.session else "this session (unknown id)"

@@ -26,8 +26,8 @@ def render_processes(views: list[ProcessView], empty: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from corral.cli.human import human_age, human_bytes, short_path
     from corral.cli.show import cell
+    from corral.core.human import human_age, human_bytes, short_path
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     if not views:
