@@ -249,3 +249,24 @@ def test_every_floor_module_imports_in_a_bare_interpreter(module: str) -> None:
     fails with NameError (it once did, for record.session_from, and every `corral run`)."""
     code = f"import sys; sys.path.insert(0, {str(SRC.parent)!r}); import corral.lowlevel.{module}"
     subprocess.run([sys.executable, "-I", "-S", "-c", code], check=True, timeout=60)
+
+
+def test_the_hooks_post_tool_use_reads_the_pending_folder_without_json_or_typing(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """After every Bash call the hook looks for servers awaiting their URL: it names their
+    folder by started.PENDING_FOLDER (its one spelling) and loads neither json nor typing
+    for it."""
+    import json
+
+    from corral.surfaces.claude import hook, started
+
+    (corral_home / started.PENDING_FOLDER).mkdir()
+    data = {"session_id": "s", "tool_use_id": "toolu_1", "cwd": str(tmp_path),
+            "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "ls"}, "tool_response": {"stdout": ""}}  # fmt: skip
+    modules = _loaded(hook.command("post-tool-use"), json.dumps(data))
+    assert "corral.surfaces.claude.started" in modules
+    assert not modules & {"typing", "json", "dataclasses"}
+    spelled = [p.name for p in SRC.rglob("*.py") if '"hook-pending"' in p.read_text()]
+    assert spelled == ["started.py"]

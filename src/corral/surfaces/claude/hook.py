@@ -146,8 +146,10 @@ def _servers_pending(home: str) -> bool:
     """Whether a server started earlier still awaits its URL (started.py): one stat."""
     import os
 
+    from corral.surfaces.claude.started import PENDING_FOLDER
+
     try:
-        return bool(os.listdir(home + "/hook-pending"))  # started.PENDING_FOLDER
+        return bool(os.listdir(home + "/" + PENDING_FOLDER))
     except OSError:
         return False
 

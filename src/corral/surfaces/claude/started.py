@@ -7,9 +7,11 @@ the session), and the next PostToolUse of that session tells its URL (or its cra
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # no `typing` nor `json` at import: the hook reads PENDING_FOLDER
+if TYPE_CHECKING:
+    from typing import Any
 
 SERVER_WAIT = 2.0  # seconds the hook waits for a known server's port before answering
 PENDING_FOR = 600.0  # a server still without a port after this long is no longer awaited
@@ -173,6 +175,8 @@ def answer(command: str | None, session: str | None = None, rewritten: bool = Tr
     text = "\n".join(t for t in texts if t)
     if not text:
         return None
+    import json
+
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}
     )
