@@ -28,11 +28,48 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
 def test_a_list_sent_to_the_background_becomes_the_supervisors_command_line(
     tmp_path: Path,
 ) -> None:
-    line = "npm ci && npm run dev & sleep 1"
+    line = "vite --port 5997 && echo done & sleep 1"  # `exec` would skip the echo
     out = corral("explain", "--", line, cwd=tmp_path).stdout
     rewritten = next(r for r in out.splitlines() if r.startswith("    rewritten in place: "))
-    assert rewritten.endswith(" --async -- 'npm ci && npm run dev'"), rewritten
+    assert rewritten.endswith(" --async -- 'vite --port 5997 && echo done'"), rewritten
     assert "its text is kept" not in out
+
+
+def test_the_last_command_of_a_list_keeps_its_text(tmp_path: Path) -> None:
+    out = corral("explain", "--", "npm ci && npm run dev & sleep 1", cwd=tmp_path).stdout
+    rewritten = next(r for r in out.splitlines() if r.startswith("    rewritten in place: "))
+    assert rewritten.startswith("    rewritten in place: typeset -f npm >/dev/null 2>&1 || {")
+    assert 'then __corral_n=$((${__corral_n-0} + 1)); command npm "$@"; return; fi;' in rewritten
+    assert " --async -- 'npm run dev'; return; fi; case $- in" in rewritten
+    assert rewritten.endswith(
+        '; }; __corral_fn=1; }; npm ci && npm run dev & [ -z "${__corral_fn-}" ] || '
+        "{ unset -f npm; unset __corral_fn __corral_n; };"
+    )
+    assert (
+        "    (its text is kept: a function of its command word runs the supervisor in\n"
+        "    its place; in bash the list's own process runs it as a command of its\n"
+        "    own, and names the supervisor if it is killed by a signal)\n"
+    ) in out
+
+
+def test_a_group_keeps_its_text_with_the_jobs_folder_and_port(tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    line = "(cd web && PORT=3011 npm run dev) > dev.log 2>&1 & sleep 1"
+    out = corral("explain", "--", line, cwd=tmp_path).stdout
+    job = next(r for r in out.splitlines() if r.startswith("  job: "))
+    assert job.startswith(f"  job: npm run dev  (in {tmp_path}/web, port 3011, identity "), job
+    rewritten = next(r for r in out.splitlines() if r.startswith("    rewritten in place: "))
+    assert " --async -- 'PORT=3011 npm run dev'; }; __corral_fn=1; }; (cd web && " in rewritten
+    assert "    (its text is kept, so the shell's job notices name it as written: a\n" in out
+
+
+def test_a_group_that_runs_something_after_its_runner_stays_as_written(tmp_path: Path) -> None:
+    out = corral("explain", "--", "{ vite; echo done; } & sleep 1", cwd=tmp_path).stdout
+    assert out.startswith("untouched: it runs as written; corral cannot move the job"), out
+    assert (
+        "    runs as written: it is a ( … ) or { …; } group, and no function can lead its last"
+        " command alone to a supervisor (a group's commands are read, not moved)\n"
+    ) in out
 
 
 def test_each_rewritten_command_shows_its_identity_folder_and_port(tmp_path: Path) -> None:
