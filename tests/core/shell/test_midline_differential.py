@@ -411,3 +411,28 @@ def test_a_lists_own_process_names_the_supervisor_in_its_notice(
     assert err == b"/bin/bash" + padded + b"sh -c 'kill -HUP $$'" + redirect + b"\n"
     # bash names the place a function it was given runs from "environment"
     assert err2 == b"environment" + padded + moved.encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "supervised"),
+    [
+        ("./run.sh a & wait $!; echo rc=$?", False),  # no identifier: no function there
+        ("sh -c 'echo plain; exit 3' & wait $!; echo rc=$?", True),
+        ("true && sh -c 'echo listed' & wait $!; echo rc=$?", True),
+    ],
+)
+def test_bash_in_posix_mode_runs_a_command_named_by_a_path_as_written(
+    line: str, supervised: bool, corral_home: Path
+) -> None:
+    """bash's POSIX mode refuses a function named other than an identifier, and the refusal
+    ends a non-interactive shell: there corral defines none, and such a command runs as
+    written, unsupervised; a plain name is still led to the supervisor."""
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    script = "printf '#!/bin/sh\\necho script $*\\n' > run.sh; chmod +x run.sh; "
+    rewritten = _rewrite(line, "/")
+    work = corral_home / "work"
+    runs = [
+        _run("/bin/bash", f"set -o posix; {script}{text}", env, work) for text in (line, rewritten)
+    ]
+    assert runs[0] == runs[1] and runs[0][1] == b"" and b"rc=" in runs[0][0], runs
+    assert any((corral_home / "ledger").glob("*.json")) == supervised
