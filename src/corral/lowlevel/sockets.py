@@ -176,6 +176,31 @@ def owners(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int
     return found
 
 
+def holders(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int, dict[int, str]]":
+    """inode -> {pid: fd} of every process among `among` holding that socket (its first
+    descriptor for it), for a walk that must see them all: `owners` picks the first one met
+    in its own order, and `holders` lets a walk made elsewhere (another process) pick the
+    same one afterwards."""
+    wanted = {f"socket:[{inode}]": inode for inode in inodes}
+    found: dict[int, dict[int, str]] = {}
+    for pid in among:
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = posix.listdir(folder)
+        except OSError:
+            continue  # gone, or not ours to read
+        for fd in fds:
+            try:
+                inode = wanted.get(posix.readlink(f"{folder}/{fd}"))
+            except PermissionError:
+                break  # its descriptors can be listed, not read: none of them will be
+            except OSError:
+                continue  # closed meanwhile
+            if inode is not None:
+                found.setdefault(inode, {}).setdefault(int(pid), fd)
+    return found
+
+
 # -- remembered owners, kept between processes ----------------------------------------------
 # A CLI run is a new process: without what earlier runs learnt it would walk the fd folders
 # of every process whenever one listener's owner cannot be seen (another user's, another pid
