@@ -15,22 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.adapters.test_scan import SOCKETS
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 # Five sockets two processes hold (a server that forked a worker after listen): the owner of
 # each is the one the walk's order meets first.
-SERVERS = """
-import os, socket, sys
-socks = []
-for fam, kind, host in [(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1"),
-                        (socket.AF_INET6, socket.SOCK_STREAM, "::1"),
-                        (socket.AF_INET, socket.SOCK_DGRAM, "127.0.0.1"),
-                        (socket.AF_INET6, socket.SOCK_DGRAM, "::1")]:
-    s = socket.socket(fam, kind)
-    s.bind((host, 0))
-    if kind == socket.SOCK_STREAM:
-        s.listen()
-    socks.append(s)
+SERVERS = (
+    SOCKETS
+    + """
+import os
 shared = socket.socket()
 shared.bind(("127.0.0.1", 0))
 shared.listen()
@@ -43,6 +37,7 @@ print(" ".join(map(str, ports)), worker, flush=True)
 sys.stdin.read()
 os.waitpid(worker, 0)
 """
+)
 
 # Takes the first run ever's snapshot with the walk ahead and without it; prints both.
 PROBE = """

@@ -154,25 +154,8 @@ def owners(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int
     processes' fd folders stops as soon as every inode has an owner."""
     wanted = {f"socket:[{inode}]": inode for inode in inodes}
     found: dict[int, tuple[int, str]] = {}
-    for pid in among:
-        if not wanted:
-            break
-        folder = f"/proc/{pid}/fd"
-        try:
-            fds = posix.listdir(folder)
-        except OSError:
-            continue  # gone, or not ours to read
-        for fd in fds:
-            try:
-                inode = wanted.pop(posix.readlink(f"{folder}/{fd}"), None)
-            except PermissionError:
-                break  # its descriptors can be listed, not read: none of them will be
-            except OSError:
-                continue  # closed meanwhile
-            if inode is not None:
-                found[inode] = (int(pid), fd)
-                if not wanted:
-                    break
+    for link, pid, fd in _holding(wanted, among):
+        found[wanted.pop(link)] = (pid, fd)  # the first met; once all are, the walk ends
     return found
 
 
@@ -183,7 +166,20 @@ def holders(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[in
     same one afterwards."""
     wanted = {f"socket:[{inode}]": inode for inode in inodes}
     found: dict[int, dict[int, str]] = {}
+    for link, pid, fd in _holding(wanted, among):
+        found.setdefault(wanted[link], {}).setdefault(pid, fd)
+    return found
+
+
+def _holding(
+    wanted: "dict[str, int]", among: "Iterable[int | str]"
+) -> "Iterator[tuple[str, int, str]]":
+    """(link, pid, fd) for each descriptor of the processes `among` that is one of `wanted`
+    (`socket:[inode]` -> inode), walking their fd folders in turn; the walk ends when
+    `wanted` is empty (a caller may take from it meanwhile)."""
     for pid in among:
+        if not wanted:
+            return
         folder = f"/proc/{pid}/fd"
         try:
             fds = posix.listdir(folder)
@@ -191,14 +187,15 @@ def holders(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[in
             continue  # gone, or not ours to read
         for fd in fds:
             try:
-                inode = wanted.get(posix.readlink(f"{folder}/{fd}"))
+                link = posix.readlink(f"{folder}/{fd}")
             except PermissionError:
                 break  # its descriptors can be listed, not read: none of them will be
             except OSError:
                 continue  # closed meanwhile
-            if inode is not None:
-                found.setdefault(inode, {}).setdefault(int(pid), fd)
-    return found
+            if link in wanted:
+                yield link, int(pid), fd
+                if not wanted:
+                    return
 
 
 # -- remembered owners, kept between processes ----------------------------------------------
