@@ -149,10 +149,11 @@ EXTRA_SHAPES = [
     "echo rc=$?; type ./run.sh >/dev/null 2>&1 || echo no-function-left",
     "mkfifo r; /bin/sh -c 'echo > r; exec sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
     # one command of a pipeline: `$!`, `wait $!` and `kill $!` are the last command's
-    "sh -c 'echo x; exit 3' | cat & wait $!; echo rc=$?",
+    "sh -c 'echo x; exit 3' | sort & wait $!; echo rc=$?",
     "echo q | sh -c 'read l; echo got=$l' & wait $!; echo rc=$?",
     "sh -c 'echo e >&2' 2>&1 | tr a-z A-Z & wait",
-    "sh -c 'grep ^SigIgn /proc/$$/status' | cat & wait",
+    "sh -c 'grep ^SigIgn /proc/$$/status' | sort & wait",
+    "sh -c 'echo x; exit 3' | cat & wait $!; echo rc=$?",  # two long runners: the old form
     "echo in | sh -c 'cat; exit 7' & wait $!; echo rc=$?",
     "sh -c 'echo b; echo a' |& sort & wait $!; echo rc=$?",
     "mkfifo r; echo > r & cat r | sh -c 'cat >/dev/null; exit 5' & wait $!; echo rc=$?",

@@ -286,6 +286,8 @@ SHAPES = [
     M("^make build && {{./node_modules/.bin/vite --port 4661}} & sleep 1", 4661),
     M("^npm i > /dev/null && {{npm run dev}} | tee l & sleep 1"),
     M("^true || false && {{vite --port 4662}} & sleep 1", 4662),
+    M("^npm i && npm run build > b.log && {{npm run dev}} & sleep 1"),
+    M("^npm i && {{vite« > vite.log» --port 4666}} & sleep 1", 4666),
     M("[[npm i || npm run build && npm run dev]] & sleep 1"),
     M("[[npm i | cat && npm run dev]] & sleep 1"),
     M("[[echo x && echo y | vite --port 4663 && echo z]] & sleep 1", 4663),

@@ -124,19 +124,19 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
         node, trailing = _unwrap(inner[0])  # the group's own redirections are the group's
         if node.type in _GROUPS:
             return ()
-    found = _and_or(node)
+    found = _and_or(node, trailing)
     if found is None:
         return ()
     *first, last = found[0]
     ops = set(found[1])
     before: list[tuple[str | None, bool]] = []  # earlier command words, run directly
     for part in first:
-        commands = _pipeline(part, [])
+        commands = _pipeline(*part)
         if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
             return ()
         piped = len(commands) > 1
         before.extend((_command_word(c, source), not piped) for c, _ in commands)
-    commands = _pipeline(last, trailing)
+    commands = _pipeline(*last)
     if commands is None or any(word is None for word, _ in before):
         return ()  # an earlier command word that cannot be read
     words = [_command_word(c, source) for c, _ in commands]
@@ -182,16 +182,24 @@ def _unwrap(node: Node) -> tuple[Node, list[Node]]:
     return body, node.children_by_field_name("redirect")
 
 
-def _and_or(node: Node) -> tuple[list[Node], list[str]] | None:
-    """The pipelines of `a && b || c`, in order, and the operators between them."""
+def _and_or(
+    node: Node, trailing: list[Node]
+) -> tuple[list[tuple[Node, list[Node]]], list[str]] | None:
+    """The pipelines of `a && b || c`, in order, each with the redirections the grammar
+    hangs after it (`a && b > log && c` reads as `(a && b) > log && c`: they are b's), and
+    the operators between them."""
+    if node.type == "redirected_statement":
+        body, redirects = _unwrap(node)
+        if body.type == "list":
+            return _and_or(body, redirects + trailing)
     if node.type != "list":
-        return [node], []
+        return [(node, trailing)], []
     if len(node.children) != 3:
         return None
     left, op, right = node.children
     if op.type not in ("&&", "||"):
         return None
-    head, tail = _and_or(left), _and_or(right)
+    head, tail = _and_or(left, []), _and_or(right, trailing)
     if head is None or tail is None:
         return None
     return head[0] + tail[0], [*head[1], op.type, *tail[1]]
