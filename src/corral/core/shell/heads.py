@@ -1,30 +1,31 @@
 """Which command of a list sent to the background (`LIST &`) a function named after its
-command word can lead to the supervisor, in the very process the shell forks for it, while
-the list keeps its text (inplace.py writes the function; midline.py reads the list).
+command word can lead to the supervisor, in the process that runs that command, while the
+list keeps its text (inplace.py writes the function, decision.through_function its text;
+midline.py reads the list). Measured with bash 5.2 and zsh 5.9; the differential
+(tests/core/shell/test_midline_differential.py) runs both:
 
-The shell forks a child for `LIST &`; a function defined just before runs in the process
-that runs the command it stands for, and `exec`s the supervisor there. Checked with bash
-5.2 and zsh 5.9 (tests/core/shell/test_midline_differential.py runs both):
-
-- the command must be the last thing that process runs: LIST's last command, after any
-  other commands joined by `&&` or `||` (bash runs those in the child, zsh in the calling
-  shell and forks for the last pipeline only: either way the last command runs last in
-  its process), alone in a ( … ) or { …; } group or not (both fork once for `( … ) &` and
-  `{ …; } &` and run the function in that child); or one command of LIST's last pipeline
-  (each command of a pipeline is a process of its own, in both shells). `{ vite; echo
-  done; } &` or `vite && echo done &` would skip the `echo`: no function there;
+- the command must be the last thing its process runs: LIST's last command, after any
+  other commands joined by `&&` or `||`, alone in a ( … ) or { …; } group or not; or one
+  command of LIST's last pipeline (a process of its own in both shells). `{ vite; echo
+  done; } &` or `vite && echo done &` would skip the `echo`: no function there. Where the
+  process is, and which dispositions it has, differs (_bash_form): zsh runs every such
+  command in a process of its own that ignores SIGINT and SIGQUIT (outside a group, the
+  commands before it run in the calling shell itself); bash does so for `CMD &` and
+  the commands of `A | B &` only, `exec`s the last command of `( … ) &` in the process
+  forked for it, and has the process forked for `a && CMD &` or `{ CMD; } &` fork CMD and
+  wait for it, each with the shell's own dispositions;
 - the function must not be called for anything else: another command of that name earlier
   in the list (run through the function too) is let through with `command NAME`, counted,
   only where it surely runs before the one led to the supervisor (an `&&`-only or
   `||`-only list) and NAME is no builtin of either shell (zsh's `command` runs only
   external commands); in a pipeline, never;
-- the command word must be one a function can be named (bash's POSIX mode refuses names
-  that are not identifiers, and fatally: inplace.py defines those only outside it), once
-  quotes are removed, and none that is looked up before functions (reserved words,
+- the command word must be one a function can be named, once quotes are removed (bash's
+  POSIX mode refuses names that are not identifiers, and fatally: the function is defined
+  only outside it), and none that is looked up before functions (reserved words,
   precommand modifiers, POSIX special builtins);
 - nothing the list sets may reach the supervisor and change it rather than the job: an
   assignment before the command (`X=1 vite`: the function gets X in its environment, and so
-  does the supervisor it `exec`s) or an `export` earlier in the list names none of
+  does the supervisor it runs) or an `export` earlier in the list names none of
   SUPERVISOR_VARIABLES.
 
 The supervisor's shell then runs the command's assignments and words again, without its
@@ -45,12 +46,11 @@ if TYPE_CHECKING:
 
     from tree_sitter import Node
 
-_GROUPS = frozenset({"subshell", "compound_statement"})
+# The ( … ) and { …; } groups of the grammar (midline.py reads them as statements).
+GROUPS = frozenset({"subshell", "compound_statement"})
 # A command word bash (outside POSIX mode) and zsh both accept as a function's name and find
 # as one: `http-server`, `python3.11`, `./node_modules/.bin/vite` (no `=`, no leading `-`).
 _FUNCTION_NAME = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./@%+:,-]*")
-# ... and one bash's POSIX mode accepts too (inplace.py needs no guard for it).
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words no function can stand for: reserved words and precommand modifiers of bash or zsh,
 # POSIX special builtins (found before functions in bash's POSIX mode), and the folder
 # steps the reader follows.
@@ -116,13 +116,13 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
     their name can lead to the supervisor: those of its list's last pipeline (one, unless
     it is a pipeline), each with what comes before it checked; () for any other shape."""
     node, trailing = _unwrap(node)
-    group = node.type if node.type in _GROUPS else None
-    if node.type in _GROUPS:
+    group = node.type if node.type in GROUPS else None
+    if node.type in GROUPS:
         inner = node.named_children
         if len(inner) != 1 or any(c.type == "&" for c in node.children):
             return ()  # `( vite & )`: the command inside is a unit of its own
         node, trailing = _unwrap(inner[0])  # the group's own redirections are the group's
-        if node.type in _GROUPS:
+        if node.type in GROUPS:
             return ()
     found = _and_or(node, trailing)
     if found is None:
@@ -157,8 +157,8 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
 
 
 def _bash_form(group: str | None, earlier: bool, piped: bool) -> str:
-    """How bash runs the command (zsh runs every one as ASYNC: the calling shell forks the
-    last pipeline's processes, which start ignoring SIGINT and SIGQUIT). Measured with
+    """How bash runs the command (zsh runs every one as ASYNC: in a process of its own,
+    which starts ignoring SIGINT and SIGQUIT). Measured with
     bash 5.2: the process the calling shell forks for `&` runs `CMD &` (or one command of
     `A | B &`) ignoring SIGINT and SIGQUIT; in a ( … ) group it `exec`s the last command,
     whose dispositions are the shell's own again; a list (`a && CMD &`) or a { …; } group

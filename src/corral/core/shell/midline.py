@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from corral.core.shell.folders import NoFolder, Placed, _State, _step, expand_tilde
-from corral.core.shell.heads import Head, heads
+from corral.core.shell.heads import GROUPS, Head, heads
 from corral.core.shell.parse import (
     Command,
     Refused,
@@ -34,7 +34,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-_GROUPS = frozenset({"subshell", "compound_statement"})
 _GROUP = (
     "it is a ( … ) or { …; } group, and no function can lead its last command alone to a"
     " supervisor (a group's commands are read, not moved)"
@@ -137,7 +136,7 @@ class _Walk:
             _check_redirects(node, self.source)
         first = len(self.placed)
         changed_before = self.changed
-        if inner.type in _GROUPS:
+        if inner.type in GROUPS:
             after = self.body(inner.children, state, bg)
             if inner.type == "subshell":
                 after = state
@@ -210,11 +209,11 @@ def _one_target(redirect: Node) -> bool:
 
 def _group(node: Node) -> Node | None:
     """The ( … ) or { …; } group a statement is, redirected or not."""
-    if node.type in _GROUPS:
+    if node.type in GROUPS:
         return node
     if node.type == "redirected_statement":
         body = node.child_by_field_name("body")
-        if body is not None and body.type in _GROUPS:
+        if body is not None and body.type in GROUPS:
             return body
     return None
 
