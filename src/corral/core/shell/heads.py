@@ -18,7 +18,9 @@ midline.py reads the list). Measured with bash 5.2 and zsh 5.9; the differential
   in the list (run through the function too) is let through with `command NAME`, counted,
   only where it surely runs before the one led to the supervisor (an `&&`-only or
   `||`-only list) and NAME is no builtin of either shell (zsh's `command` runs only
-  external commands); in a pipeline, never;
+  external commands); in a pipeline, never. (The shell's own messages about that earlier
+  command, `command not found` or bash's notice of it killed by a signal, then come from
+  inside a function: bash names the place "environment", zsh the function);
 - the command word must be one a function can be named, once quotes are removed (bash's
   POSIX mode refuses names that are not identifiers, and fatally: the function is defined
   only outside it), and none that is looked up before functions (reserved words,
