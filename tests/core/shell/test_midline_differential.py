@@ -188,6 +188,11 @@ EXTRA_SHAPES = [
     "{ sh -c 'kill -TERM $$'; } & wait $!; echo rc=$?",
     "mkfifo r; ( sh -c 'echo > r; exec sleep 5' ) & read x < r; kill -HUP $!; wait $!; echo rc=$?",
     "( X=1 sh -c 'echo x=$X; cat' ) & wait $!; echo rc=$?",
+    "(cd sub; sh -c 'pwd; grep ^SigIgn /proc/$$/status') & wait $!; echo rc=$?; pwd",
+    "{ cd sub; sh -c 'grep ^SigIgn /proc/$$/status'; } & wait $!; echo rc=$?; pwd",
+    "(true; true && sh -c 'grep ^SigIgn /proc/$$/status') & wait $!; echo rc=$?",
+    "(echo pre; sh -c 'kill -HUP $$') & wait $!; echo rc=$?",
+    "(echo pre\nsh -c 'exit 4') & wait $!; echo rc=$?",
 ]
 
 # Lists that never reach their long runner.

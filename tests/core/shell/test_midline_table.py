@@ -94,11 +94,14 @@ def _form(before: str, behind: str) -> str:
     the last command of a list or a { …; } group, forked by the list's process: "child"."""
     before = before.replace("^", "").lstrip()
     group = before[:1] if before[:1] in "({" else ""
-    earlier = bool(re.search(r"&&|\|\|", before))
+    statement = re.split(r"[;\n]", before)[-1]  # the group's last statement, up to it
+    earlier = bool(re.search(r"&&|\|\|", statement))
     piped = bool(re.search(r"(?<!\|)\|(?!\|)", re.split(r"&&|\|\|", before)[-1] + behind))
     if not group and not earlier:
         return "async"
-    return "exec" if piped or group == "(" else "child"
+    if piped or (group == "(" and not (earlier and statement != before)):
+        return "exec"  # bash `exec`s the last command of `( a && CMD )`, not `( a; b && CMD )`
+    return "child"
 
 
 _DROPPED = re.compile(r"«[^»]*»")
@@ -301,6 +304,11 @@ SHAPES = [
     M("^(npm i && {{npm run dev}}) & sleep 1"),
     M("^( {{vite --port 4670}} | tee l ) & sleep 1", 4670),
     M("^(cd web && {{PORT=3008 npm run dev}}) & sleep 1", 3008, cwds=(f"{CWD}/web",)),
+    M("^(cd web; {{npm run dev}}) & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^{ cd web; {{vite}}; } & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^(true; true && {{vite --port 4673}}) & sleep 1", 4673),
+    M("^(cd web\n{{vite --port 4674}}\n) & sleep 1", 4674, cwds=(f"{CWD}/web",)),
+    N("(npm i; npm run dev) & sleep 1", "it is a ( … ) or { …; } group"),
     N("{ vite; echo done; } & sleep 1", "it is a ( … ) or { …; } group"),
     N("(vite && echo done) & sleep 1", "it is a ( … ) or { …; } group"),
     N("(HOME=/tmp/h vite) & sleep 1", "it is a ( … ) or { …; } group"),

@@ -119,11 +119,12 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
     it is a pipeline), each with what comes before it checked; () for any other shape."""
     node, trailing = _unwrap(node)
     group = node.type if node.type in GROUPS else None
+    statements: list[Node] = []  # a group's statements before the last one
     if node.type in GROUPS:
-        inner = node.named_children
-        if len(inner) != 1 or any(c.type == "&" for c in node.children):
+        if any(c.type == "&" for c in node.children) or not node.named_children:
             return ()  # `( vite & )`: the command inside is a unit of its own
-        node, trailing = _unwrap(inner[0])  # the group's own redirections are the group's
+        *statements, last_statement = node.named_children
+        node, trailing = _unwrap(last_statement)  # the group's redirections are the group's
         if node.type in GROUPS:
             return ()
     found = _and_or(node, trailing)
@@ -132,6 +133,15 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
     *first, last = found[0]
     ops = set(found[1])
     before: list[tuple[str | None, bool]] = []  # earlier command words, run directly
+    for statement in statements:  # `(cd web; vite)`: run first, but not counted
+        parts = _and_or(statement, [])
+        if parts is None:
+            return ()
+        for part in parts[0]:
+            commands = _pipeline(*part)
+            if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
+                return ()
+            before.extend((_command_word(c, source), False) for c, _ in commands)
     for part in first:
         commands = _pipeline(*part)
         if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
@@ -153,23 +163,23 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
             continue  # it might run through the function without surely coming first
         text = _text(command, redirects, source)
         end = max([command.end_byte, *(r.end_byte for r in redirects)])
-        form = _bash_form(group, bool(first), len(commands) > 1)
+        form = _bash_form(group, bool(first), len(commands) > 1, bool(statements))
         found_heads.append(Head(name, command.start_byte, end, text, len(same), form))
     return tuple(found_heads)
 
 
-def _bash_form(group: str | None, earlier: bool, piped: bool) -> str:
+def _bash_form(group: str | None, earlier: bool, piped: bool, statements: bool) -> str:
     """How bash runs the command (zsh runs every one as ASYNC: in a process of its own,
     which starts ignoring SIGINT and SIGQUIT). Measured with
     bash 5.2: the process the calling shell forks for `&` runs `CMD &` (or one command of
     `A | B &`) ignoring SIGINT and SIGQUIT; in a ( … ) group it `exec`s the last command,
-    whose dispositions are the shell's own again; a list (`a && CMD &`) or a { …; } group
-    runs in a child of its own that forks CMD (the shell's own dispositions) and waits for
-    it; a command of a pipeline there is a process of its own, the shell's dispositions
-    again."""
+    whose dispositions are the shell's own again (the last command of `( a && CMD )` too,
+    not that of `( a; b && CMD )`); a list (`a && CMD &`) or a { …; } group runs in a
+    child of its own that forks CMD (the shell's own dispositions) and waits for it; a
+    command of a pipeline there is a process of its own, the shell's dispositions again."""
     if group is None and not earlier:
         return ASYNC
-    if piped or group == "subshell":
+    if piped or (group == "subshell" and not (earlier and statements)):
         return EXEC
     return CHILD
 
