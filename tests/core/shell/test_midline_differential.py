@@ -125,7 +125,7 @@ MULTI = [
 
 # The shapes a function leads to the supervisor beyond a plain command (heads.py): an
 # assignment first, redirections before or among the words, a quoted word or a path, one
-# command of a pipeline, the last command of an && or || list, alone in a group.
+# command of a pipeline, the last command of an && or || list, last in a group.
 EXTRA_SHAPES = [
     # assignments: the job's environment as written; corral's own variables keep the old form
     "X=1 Y='a b' sh -c 'echo \"$X|$Y\"' & wait $!; echo rc=$?",

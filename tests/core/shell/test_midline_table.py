@@ -12,7 +12,7 @@ expected rewrite is built here, independently of the code:
   … exec <command line>; }; … }; ` goes right before the list and its removal right after
   its `&` (W: the command word, quotes removed), so the job notice bash prints names the
   command as written. Such a command is the list's last one, after any commands joined by
-  `&&` or `||` (`npm i && vite`), alone in a ( … ) or { …; } group or not, or one command
+  `&&` or `||` (`npm i && vite`), last in a ( … ) or { …; } group or not, or one command
   of the list's last pipeline (`vite | tee log`); assignments (`PORT=3000 npm run dev`),
   redirections anywhere among its words, a quoted word or a path are all kept. An earlier
   command of the same name (`npm i && npm run dev`) runs through the function as it is

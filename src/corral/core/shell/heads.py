@@ -5,15 +5,16 @@ midline.py reads the list). Measured with bash 5.2 and zsh 5.9; the differential
 (tests/core/shell/test_midline_differential.py) runs both:
 
 - the command must be the last thing its process runs: LIST's last command, after any
-  other commands joined by `&&` or `||`, alone in a ( … ) or { …; } group or not; or one
-  command of LIST's last pipeline (a process of its own in both shells). `{ vite; echo
-  done; } &` or `vite && echo done &` would skip the `echo`: no function there. Where the
-  process is, and which dispositions it has, differs (_bash_form): zsh runs every such
-  command in a process of its own that ignores SIGINT and SIGQUIT (outside a group, the
-  commands before it run in the calling shell itself); bash does so for `CMD &` and
-  the commands of `A | B &` only, `exec`s the last command of `( … ) &` in the process
-  forked for it, and has the process forked for `a && CMD &` or `{ CMD; } &` fork CMD and
-  wait for it, each with the shell's own dispositions;
+  other commands joined by `&&` or `||`, in a ( … ) or { …; } group (after its other
+  statements: `(cd web; vite)`) or not; or one command of LIST's last pipeline (a process
+  of its own in both shells). `{ vite; echo done; } &` or `vite && echo done &` would
+  skip the `echo`: no function there. Where the process is, and which dispositions it
+  has, differs (_bash_form): zsh runs every such command in a process of its own that
+  ignores SIGINT and SIGQUIT (outside a group, the commands before it run in the calling
+  shell itself); bash does so for `CMD &` and the commands of `A | B &` only, `exec`s
+  the last command of `( … ) &` in the process forked for it, and has the process forked
+  for `a && CMD &` or `{ CMD; } &` fork CMD and wait for it, each with the shell's own
+  dispositions;
 - the function must not be called for anything else: another command of that name earlier
   in the list (run through the function too) is let through with `command NAME`, counted,
   only where it surely runs before the one led to the supervisor (an `&&`-only or
