@@ -8,7 +8,8 @@ import sys
 from corral.adapters import scan
 from tests.helpers import job_pids, start_job, wait_for
 
-LISTEN = """
+# A TCP and a UDP socket on IPv4 and IPv6 loopback, in `socks`.
+SOCKETS = """
 import socket, sys
 socks = []
 for fam, kind, host in [(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1"),
@@ -20,9 +21,14 @@ for fam, kind, host in [(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1"),
     if kind == socket.SOCK_STREAM:
         s.listen()
     socks.append(s)
+"""
+LISTEN = (
+    SOCKETS
+    + """
 print(" ".join(str(s.getsockname()[1]) for s in socks), flush=True)
 sys.stdin.read()
 """
+)
 
 
 def test_listeners_tcp_udp_ipv4_ipv6_are_attributed_to_their_process() -> None:

@@ -61,3 +61,26 @@ def test_agents_whose_shell_may_be_sh_get_a_line_dash_reads(agent: str, tmp_path
         pytest.skip("dash is not installed: the parse check needs it")
     parsed = subprocess.run([DASH, "-n", "-c", out], capture_output=True, text=True, timeout=10)
     assert (parsed.returncode, parsed.stderr) == (0, ""), parsed.stderr
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_the_newer_kept_shapes_are_for_bash_and_zsh_agents_only(agent: str, tmp_path: Path) -> None:
+    """An assignment first, a list's last command and a pipeline's runner keep their text
+    for Claude Code; for an agent whose shell may be sh they become the supervisor's
+    command line (a group, which only a function can lead to the supervisor, runs as
+    written there)."""
+    port = free_port()
+    line = f"PORT={port} npm run dev | tee dev.log & sleep 0.1; echo done"
+    out = rewritten(agent, line, tmp_path)
+    group = f"(npm ci && python3 -m http.server {free_port()}) & sleep 0.1"
+    if agent == "claude":
+        assert "function npm {" in out and f"; PORT={port} npm run dev | tee dev.log & " in out
+        assert "function python3 {" in rewritten(agent, group, tmp_path)
+        return
+    assert "function " not in out, out
+    assert f"-- 'PORT={port} npm run dev | tee dev.log' &" in out, out
+    untouched = run("codex", "pre-tool-use", codex_call(group, tmp_path))
+    assert "function" not in untouched.stdout, untouched.stdout
+    if DASH is not None:
+        parsed = subprocess.run([DASH, "-n", "-c", out], capture_output=True, text=True, timeout=10)
+        assert (parsed.returncode, parsed.stderr) == (0, ""), parsed.stderr

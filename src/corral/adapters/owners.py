@@ -8,6 +8,7 @@ threads at once.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Collection
@@ -103,8 +104,8 @@ class _OwnerWalk:
     pair too: every system call of both loops hands the GIL over, ~2000 context switches and
     20-40 ms more CPU per snapshot; branch h-walk-thread.)"""
 
-    def __init__(self, partial: bool = False) -> None:
-        self.sockets = _net.listening()
+    def __init__(self, partial: bool = False, sockets: dict[int, _net.Socket] | None = None):
+        self.sockets = _net.listening() if sockets is None else sockets
         remembered = _remembered()
         self.now = time.monotonic()
         self.known: dict[int, _net.Owner] = {}
@@ -133,11 +134,13 @@ class _OwnerWalk:
         listed_at: float,
         new: Collection[Started] | None,
         within: Collection[int] | None,
+        ahead: Ahead | None = None,
     ) -> list[tuple[_net.Socket, int | None]]:
         """Each listening socket with its owner's pid (None: not visible), `procs` being every
         process as listed from /proc at `listed_at` (CLOCK_BOOTTIME, the clock of starts).
         With `within`, a socket not found among the new processes is looked for among those
-        pids only, and the file is left alone (see `listening`)."""
+        pids only, and the file is left alone (see `listening`). With `ahead`, the walk over
+        every process another process made meanwhile stands for this one's."""
         global _OWNERS, _SAVED, _SAVED_AT
         found: dict[int, _net.Owner] = {}
         # every process started before this was listed (a start is truncated to a tick)
@@ -148,12 +151,21 @@ class _OwnerWalk:
             # the machine's old daemons, are the likely owners of a new socket
             cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
             maybe = procs if new is None else new
-            young = sorted((p for p in maybe if p.start >= cutoff), key=lambda p: -p.start)
-            found = _net.owners([*self.unseen, *self.full], [p.pid for p in young])
+            held = None
+            if ahead is not None and not self.unseen and within is None:
+                held = ahead.holders(self.full)
+            if held is not None:  # the whole walk is made: the owner it would have met first
+                older = sorted(procs, key=lambda p: -p.start)
+                found = _first_held(held, _both_ends([p.pid for p in older]))
+            else:
+                young = sorted((p for p in maybe if p.start >= cutoff), key=lambda p: -p.start)
+                found = _net.owners([*self.unseen, *self.full], [p.pid for p in young])
             rest = [inode for inode in self.full if inode not in found]
-            if rest and within is not None:
+            if held is not None or not rest:
+                pass
+            elif within is not None:
                 found |= _net.owners(rest, within)
-            elif rest:
+            else:
                 older = sorted((p for p in procs if p.start < cutoff), key=lambda p: -p.start)
                 found |= _net.owners(rest, _both_ends([p.pid for p in older]))
         cache: dict[int, _net.Owner | _net.Unseen] = {}
@@ -193,11 +205,118 @@ def _both_ends(pids: list[int]) -> list[int]:
     return turns
 
 
+def _first_held(held: dict[int, dict[int, str]], order: list[int]) -> dict[int, _net.Owner]:
+    """For each socket, the holder `order` meets first (the one a walk in that order finds),
+    among the processes of `order` only (one started since was not listed)."""
+    rank = {pid: at for at, pid in enumerate(order)}
+    found: dict[int, _net.Owner] = {}
+    for inode, pids in held.items():
+        listed = [pid for pid in pids if pid in rank]
+        if listed:
+            first = min(listed, key=rank.__getitem__)
+            found[inode] = (first, pids[first])
+    return found
+
+
+# The first run ever (nothing remembered, on this boot) looks for every socket's owner among
+# every process, and a socket whose owner cannot be read (pid 1's, another user's) costs the
+# whole walk: about as long as reading the process table itself. A child process makes that
+# walk while this one reads the table, on another core where there is one. Only then: a walk
+# with owners remembered stops early, young processes first, and costs less than a fork.
+_AHEAD_FROM = 200  # processes; fewer, and the walk costs less than the fork
+
+
+class Ahead:
+    """A walk over every process's descriptors for the listening `sockets`, made by the
+    child process `child`, which writes each holder to `reader` and then `end`."""
+
+    def __init__(self, sockets: dict[int, _net.Socket], child: int, reader: int) -> None:
+        self.sockets = sockets
+        self._child, self._reader = child, reader
+        self._held: dict[int, dict[int, str]] | None = None
+        self._done = False
+
+    def holders(self, inodes: Collection[int]) -> dict[int, dict[int, str]] | None:
+        """inode -> {pid: fd} of every holder of each of `inodes` the child found; None when
+        it failed or was not given all of `inodes` (look for them here instead)."""
+        self.close()
+        if self._held is None or not set(inodes) <= self.sockets.keys():
+            return None
+        return {inode: self._held.get(inode, {}) for inode in inodes}
+
+    def close(self) -> None:
+        """Wait for the child (once) and read what it found."""
+        if self._done:
+            return
+        self._done = True
+        chunks = []
+        try:
+            while chunk := os.read(self._reader, 65536):
+                chunks.append(chunk)
+        except OSError:
+            chunks = []
+        finally:
+            os.close(self._reader)
+            try:
+                os.waitpid(self._child, 0)
+            except ChildProcessError:
+                pass  # reaped by someone else's handler: what it wrote is read already
+        lines = b"".join(chunks).decode("ascii", "replace").split("\n")
+        if lines[-2:] != ["end", ""]:
+            return  # it did not finish: this process walks instead
+        held: dict[int, dict[int, str]] = {}
+        for line in lines[:-2]:
+            inode, pid, fd = line.split(" ")
+            held.setdefault(int(inode), {})[int(pid)] = fd
+        self._held = held
+
+
+def walk_ahead(entries: Collection[str]) -> Ahead | None:
+    """Start the walk over every process for the listening sockets in a child process, when
+    this snapshot will need it (nothing remembered, `entries` being /proc's listing) and a
+    fork is safe (no thread but this one: a fork copies only the calling thread). None:
+    the walk is made afterwards, here, as usual."""
+    pids = [entry for entry in entries if entry.isdigit()]
+    if len(pids) < _AHEAD_FROM or not hasattr(os, "fork"):
+        return None
+    threads = sys.modules.get("threading")
+    if threads is not None and threads.active_count() > 1:
+        return None
+    with _LOCK:
+        if _remembered():
+            return None
+    sockets = _net.listening()
+    if not sockets:
+        return None
+    reader, writer = os.pipe()
+    try:
+        child = os.fork()
+    except OSError:
+        os.close(reader)
+        os.close(writer)
+        return None
+    if child == 0:  # the child
+        code = 1
+        try:
+            os.close(reader)
+            found = _net.holders(sockets, pids)
+            lines = [f"{i} {pid} {fd}\n" for i, held in found.items() for pid, fd in held.items()]
+            data = "".join([*lines, "end\n"]).encode("ascii")
+            while data:
+                data = data[os.write(writer, data) :]
+            code = 0
+        finally:
+            os._exit(code)  # nothing of the parent's runs here: no exit handler, no flush
+    os.close(writer)
+    return Ahead(sockets, child, reader)
+
+
 def listening(
     procs: Collection[Started],
     listed_at: float,
     new: Collection[Started] | None = None,
     within: Collection[int] | None = None,
+    ahead: Ahead | None = None,
 ) -> list[tuple[_net.Socket, int | None]]:
     """Every listening socket with its owner's pid (None: not visible), `procs` being every
     process as listed from /proc at `listed_at` (CLOCK_BOOTTIME), `new` those among them no
@@ -205,5 +324,7 @@ def listening(
     shows), a socket no new process holds is looked for among those pids only, not every
     process's descriptors: on a machine where servers come and go, that walk would run at
     every refresh. Such a socket stays unowned until the next whole walk."""
+    sockets = None if ahead is None else ahead.sockets
     with _LOCK:
-        return _OwnerWalk(partial=within is not None).result(procs, listed_at, new, within)
+        walk = _OwnerWalk(partial=within is not None, sockets=sockets)
+        return walk.result(procs, listed_at, new, within, ahead)

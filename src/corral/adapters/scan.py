@@ -329,21 +329,28 @@ def take(
     tasks: str | None = None
     listed: Mapping[str, int] = {}
     settling: frozenset[int] = frozenset()
+    ahead: owners.Ahead | None = None
     if _LINUX:
         listed_at = time.clock_gettime(time.CLOCK_BOOTTIME)
         tasks = _tasks()  # before the listing: a change after it shows next time
         again: set[int] = set()
-        if incremental and previous is not None and previous.listed:
-            again = {*reread, *previous.settling}
-            procs, read, skipped, listed = _carry(previous, again, tasks)
-        else:
-            listed = _listing()
-            procs = _linux_table(listed, skipped)
-        first = procs.keys() if read is None else read - again  # read for the first time
-        settling = frozenset(pid for pid in first if listed_at - procs[pid].start < SETTLE)
-        # the processes a previous walk did not see: every one, or (incremental) those read
-        new = None if read is None else [procs[pid] for pid in read]
-        held = owners.listening(procs.values(), listed_at, new, walk_only)
+        try:
+            if incremental and previous is not None and previous.listed:
+                again = {*reread, *previous.settling}
+                procs, read, skipped, listed = _carry(previous, again, tasks)
+            else:
+                listed = _listing()
+                # the sockets' owners looked for meanwhile when nothing is known of them
+                ahead = owners.walk_ahead(listed) if walk_only is None else None
+                procs = _linux_table(listed, skipped)
+            first = procs.keys() if read is None else read - again  # read for the first time
+            settling = frozenset(pid for pid in first if listed_at - procs[pid].start < SETTLE)
+            # the processes a previous walk did not see: every one, or (incremental) those read
+            new = None if read is None else [procs[pid] for pid in read]
+            held = owners.listening(procs.values(), listed_at, new, walk_only, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()  # the child reaped, whatever happened
         ports = tuple(
             sorted(
                 {Listener(s.port, s.proto, s.family, s.address(), pid) for s, pid in held},

@@ -89,14 +89,20 @@ def main(args: argparse.Namespace) -> int:
         )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
-    kept = {w.job for w in decision.in_place if w.head is not None}
+    kept = {w.job: w.form for w in decision.in_place if w.head is not None}
     for index, job in enumerate(data["jobs"]):
         port = f", port {job['port']}" if job["port"] else ""
         where = f"(in {job['cwd']}{port}, identity {job['identity']})"
         out.write(printable(f"  job: {job['display']}  {where}") + "\n")
         if job["rewritten"]:
             out.write(printable(f"    rewritten in place: {job['rewritten']}") + "\n")
-            if index in kept:
+            if kept.get(index) == "child":
+                out.write(
+                    "    (its text is kept: a function of its command word runs the supervisor in\n"
+                    "    its place; in bash the list's own process runs it as a command of its\n"
+                    "    own, and names the supervisor if it is killed by a signal)\n"
+                )
+            elif index in kept:
                 out.write(
                     "    (its text is kept, so the shell's job notices name it as written: a\n"
                     "    function of its command word runs the supervisor in its place)\n"

@@ -154,9 +154,32 @@ def owners(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int
     processes' fd folders stops as soon as every inode has an owner."""
     wanted = {f"socket:[{inode}]": inode for inode in inodes}
     found: dict[int, tuple[int, str]] = {}
+    for link, pid, fd in _holding(wanted, among):
+        found[wanted.pop(link)] = (pid, fd)  # the first met; once all are, the walk ends
+    return found
+
+
+def holders(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int, dict[int, str]]":
+    """inode -> {pid: fd} of every process among `among` holding that socket (its first
+    descriptor for it), for a walk that must see them all: `owners` picks the first one met
+    in its own order, and `holders` lets a walk made elsewhere (another process) pick the
+    same one afterwards."""
+    wanted = {f"socket:[{inode}]": inode for inode in inodes}
+    found: dict[int, dict[int, str]] = {}
+    for link, pid, fd in _holding(wanted, among):
+        found.setdefault(wanted[link], {}).setdefault(pid, fd)
+    return found
+
+
+def _holding(
+    wanted: "dict[str, int]", among: "Iterable[int | str]"
+) -> "Iterator[tuple[str, int, str]]":
+    """(link, pid, fd) for each descriptor of the processes `among` that is one of `wanted`
+    (`socket:[inode]` -> inode), walking their fd folders in turn; the walk ends when
+    `wanted` is empty (a caller may take from it meanwhile)."""
     for pid in among:
         if not wanted:
-            break
+            return
         folder = f"/proc/{pid}/fd"
         try:
             fds = posix.listdir(folder)
@@ -164,16 +187,15 @@ def owners(inodes: "Collection[int]", among: "Iterable[int | str]") -> "dict[int
             continue  # gone, or not ours to read
         for fd in fds:
             try:
-                inode = wanted.pop(posix.readlink(f"{folder}/{fd}"), None)
+                link = posix.readlink(f"{folder}/{fd}")
             except PermissionError:
                 break  # its descriptors can be listed, not read: none of them will be
             except OSError:
                 continue  # closed meanwhile
-            if inode is not None:
-                found[inode] = (int(pid), fd)
+            if link in wanted:
+                yield link, int(pid), fd
                 if not wanted:
-                    break
-    return found
+                    return
 
 
 # -- remembered owners, kept between processes ----------------------------------------------

@@ -8,11 +8,15 @@ The backgrounded commands here are made long runners through the user's own patt
 under bash (zsh too when it is installed); all of them at once on a few threads.
 
 When the job dies of a signal bash reports (`line 1: 4242 Hangup   CMD`), the notice names
-the command as the line has it. A command that keeps its text (reached through a function
-named after its command word) gets the very notice, pid aside; one whose bytes become the
-supervisor's command line (a list, a pipeline, `X=1 CMD`: see midline._head) gets that
-command line in its notice instead, and only there is the text masked
-(test_bashs_signal_notice_is_the_lines_own and ..._differs_only_by_the_command_text).
+the command as bash parsed it. A command that keeps its text (a function named after its
+command word leads it to the supervisor: heads.py) gets the very notice, pid aside, where
+bash reports it from the calling shell (`CMD &`, `CMD | x &`, `( … CMD ) &`). Two kinds of
+line get another text, and only there is it masked: a command whose bytes become the
+supervisor's command line (no function can stand for it: `vite && echo done`, `HOME=/x
+vite`, two runners in one list), whose notice names that command line; and under bash a
+list's or a { …; } group's own process (`a && CMD &`), which forks CMD and reports its
+death itself, naming the supervisor it forks in CMD's place. test_bashs_signal_notice_*
+and test_a_lists_own_process_names_the_supervisor_in_its_notice pin each.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ from pathlib import Path
 
 import pytest
 
-from corral.core.shell.plan import Decision, decide
+from corral.core.shell.plan import Decision, decide, quote_for_wrapper
 from tests.helpers import LAUNCHER, zsh_or_skip
 from tests.lines_corpus import STDIN
 from tests.test_transparency import line_environment
 
-EXTRA = ("sh", "cat", "printf")
+EXTRA = ("sh", "cat", "printf", "run.sh", "job.sh serve")
+# A program of which `job.sh serve` alone is a long runner: `./job.sh build && ./job.sh
+# serve &` runs job.sh twice, through corral's function the first time too.
+JOB = 'printf \'#!/bin/sh\\necho "$0 $*"; [ "$1" != fail ]\\n\' > job.sh; chmod +x job.sh;'
 WRAPPER = (sys.executable, "-I", "-S", str(LAUNCHER))
 
 # The command sent to the background; each prints only what is the same on every run.
@@ -116,11 +123,86 @@ MULTI = [
     "mkfifo r; sh -c 'echo > r; exec sleep 5' & read x < r; kill -USR1 $!; wait $!; echo rc=$?",
 ]
 
+# The shapes a function leads to the supervisor beyond a plain command (heads.py): an
+# assignment first, redirections before or among the words, a quoted word or a path, one
+# command of a pipeline, the last command of an && or || list, last in a group.
+EXTRA_SHAPES = [
+    # assignments: the job's environment as written; corral's own variables keep the old form
+    "X=1 Y='a b' sh -c 'echo \"$X|$Y\"' & wait $!; echo rc=$?",
+    "PATH=/usr/bin:/bin sh -c 'echo $PATH' & wait $!; echo rc=$?",
+    "HOME=/nonexistent sh -c 'echo $HOME' & wait $!; echo rc=$?",
+    "CORRAL_X=1 SHELL=/bin/sh sh -c 'echo $CORRAL_X $SHELL' & wait $!; echo rc=$?",
+    "X=1 sh -c 'kill -TERM $$' & wait $!; echo rc=$?",
+    "mkfifo r; X=1 sh -c 'echo > r; exec sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    "X=1 sh -c 'grep ^SigIgn /proc/$$/status' & wait; echo x=${X-unset}",
+    # redirections before the command word or among its words
+    ">out.txt 2>&1 sh -c 'echo o; echo e >&2' & wait $!; echo rc=$?; cat out.txt",
+    "sh >out.txt -c 'echo among' & wait; cat out.txt",
+    "2>&1 >out.txt sh -c 'echo o; echo e >&2' & wait; cat out.txt",
+    "printf abc > in.txt; <in.txt sh -c 'cat; echo' & wait $!; echo rc=$?",
+    "sh 3>&1 -c 'echo via-3 >&3' & wait",
+    # a quoted command word, a path
+    "'sh' -c 'echo quoted' & wait $!; echo rc=$?",
+    "\"sh\" -c 'exit 4' & wait $!; echo rc=$?",
+    "/bin/sh -c 'echo abs; exit 2' & wait $!; echo rc=$?",
+    "printf '#!/bin/sh\\necho script $1\\n' > run.sh; chmod +x run.sh; ./run.sh a & wait $!; "
+    "echo rc=$?; type ./run.sh >/dev/null 2>&1 || echo no-function-left",
+    "mkfifo r; /bin/sh -c 'echo > r; exec sleep 5' & read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    # one command of a pipeline: `$!`, `wait $!` and `kill $!` are the last command's
+    "sh -c 'echo x; exit 3' | sort & wait $!; echo rc=$?",
+    "echo q | sh -c 'read l; echo got=$l' & wait $!; echo rc=$?",
+    "sh -c 'echo e >&2' 2>&1 | tr a-z A-Z & wait",
+    "sh -c 'grep ^SigIgn /proc/$$/status' | sort & wait",
+    "sh -c 'echo x; exit 3' | cat & wait $!; echo rc=$?",  # two long runners: the old form
+    "echo in | sh -c 'cat; exit 7' & wait $!; echo rc=$?",
+    "sh -c 'echo b; echo a' |& sort & wait $!; echo rc=$?",
+    "mkfifo r; echo > r & cat r | sh -c 'cat >/dev/null; exit 5' & wait $!; echo rc=$?",
+    # lists: the runner last, after commands joined by && or ||
+    "echo first && sh -c 'echo second' & wait $!; echo rc=$?",
+    "false && sh -c 'echo never' & wait $!; echo rc=$?",
+    "false || sh -c 'echo fallback' & wait $!; echo rc=$?",
+    f"{JOB} ./job.sh build && ./job.sh serve & wait $!; echo rc=$?",
+    f"{JOB} ./job.sh a && ./job.sh b > b.txt && ./job.sh serve & wait $!; echo rc=$?; cat b.txt",
+    f"{JOB} ./job.sh fail && ./job.sh serve & wait $!; echo rc=$?; type ./job.sh | head -n 1",
+    f"{JOB} ./job.sh fail || ./job.sh serve x & wait $!; echo rc=$?; echo n=${{__corral_n-unset}}",
+    f"{JOB} cd sub && ../job.sh build && ../job.sh serve | tr a-z A-Z & wait $!; echo rc=$?; pwd",
+    "true && sh -c 'echo after-true' & wait $!; echo rc=$?",
+    "mkdir -p d && cd d && sh -c 'pwd' & wait; pwd",
+    "echo pre && sh -c 'kill -TERM $$' & wait $!; echo rc=$?",
+    "true && sh -c 'kill -HUP $$' & wait $!; echo rc=$?",
+    "{ sh -c 'kill -USR1 $$'; } & wait $!; echo rc=$?",
+    "true && sh -c 'grep ^SigIgn /proc/$$/status' & wait",
+    "echo one > a.txt && cat a.txt & wait $!; echo rc=$?",
+    "printf a && printf b & wait; echo",
+    "sh -c 'echo x' && echo done & wait $!; echo rc=$?",
+    "false || sh -c 'exit 0' && sh -c 'echo mixed' & wait $!; echo rc=$?",
+    # groups: the runner alone or last in ( … ) or { …; }
+    "( sh -c 'echo in-subshell' ) & wait $!; echo rc=$?",
+    "(cd sub && sh -c 'pwd') & wait $!; echo rc=$?; pwd",
+    "{ sh -c 'exit 6'; } & wait $!; echo rc=$?",
+    "{ cd sub && sh -c 'pwd'; } > g.txt & wait; cat g.txt; pwd",
+    "(sh -c 'grep ^SigIgn /proc/$$/status') & wait",
+    "(echo a && sh -c 'echo b') & wait $!; echo rc=$?",
+    f"{JOB} (./job.sh build && ./job.sh serve) & wait $!; echo rc=$?",
+    "( sh -c 'echo b; echo a' | sort ) & wait $!; echo rc=$?",
+    "{ sh -c 'kill -TERM $$'; } & wait $!; echo rc=$?",
+    "mkfifo r; ( sh -c 'echo > r; exec sleep 5' ) & read x < r; kill -HUP $!; wait $!; echo rc=$?",
+    "( X=1 sh -c 'echo x=$X; cat' ) & wait $!; echo rc=$?",
+    "(cd sub; sh -c 'pwd; grep ^SigIgn /proc/$$/status') & wait $!; echo rc=$?; pwd",
+    "{ cd sub; sh -c 'grep ^SigIgn /proc/$$/status'; } & wait $!; echo rc=$?; pwd",
+    "(true; true && sh -c 'grep ^SigIgn /proc/$$/status') & wait $!; echo rc=$?",
+    "(echo pre; sh -c 'kill -HUP $$') & wait $!; echo rc=$?",
+    "(echo pre\nsh -c 'exit 4') & wait $!; echo rc=$?",
+]
+
+# Lists that never reach their long runner.
+NEVER_RUN = ("false && sh -c 'echo never'", "./job.sh fail && ./job.sh serve")
+
 
 def _lines() -> list[str]:
     lines = [f"mkdir -p sub; {unit} & {tail}" for unit in UNITS for tail in TAILS]
     lines += [f"mkdir -p sub; {shape.format(u=unit)}" for shape in SHAPES for unit in UNITS[:8]]
-    lines += [f"mkdir -p sub; {line}" for line in MULTI]
+    lines += [f"mkdir -p sub; {line}" for line in MULTI + EXTRA_SHAPES]
     return lines
 
 
@@ -157,25 +239,30 @@ def _run(shell: str, text: str, env: dict[str, str], work: Path) -> tuple[bytes,
     return done.stdout, done.stderr, done.returncode
 
 
-_NOTICE = re.compile(rb"(: line \d+: ) *\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
+_NOTICE = re.compile(rb"[^\n:]*(: line \d+: ) *\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
 
 
 _PID = re.compile(rb"(: line \d+: ) *\d+ ")
 
 
 def _masked(outcome: tuple[bytes, bytes, int], text: bool) -> tuple[bytes, bytes, int]:
-    """bash's notice of a job killed by a signal, with its pid masked (and its command text
-    when `text`)."""
+    """bash's notice of a job killed by a signal, with its pid masked (and, when `text`, its
+    command text and the name it is printed under: a function's notice says "environment")."""
     out, err, code = outcome
     if text:
-        return out, _NOTICE.sub(rb"\1PID \2 <command>", err), code
+        return out, _NOTICE.sub(rb"<shell>\1PID \2 <command>", err), code
     return out, _PID.sub(rb"\1PID ", err), code
 
 
 def _compare(shell: str, line: str, env: dict[str, str]) -> str | None:
     decision = _decide(line, "/nonexistent-cwd")  # folders only feed the job's record
     assert decision.rewritten is not None
-    text = any(wrap.head is None for wrap in decision.in_place)  # a command's text replaced
+    # a command's text replaced: in the supervisor's command line (no function), or, in
+    # bash, in the notice of the list's own process, which forks the supervisor in its place
+    text = any(
+        wrap.head is None or (wrap.form == "child" and "bash" in shell)
+        for wrap in decision.in_place
+    )
     work = Path(tempfile.mkdtemp(prefix="corral-midline-"))
     try:
         direct = _run(shell, line, env, work)
@@ -202,7 +289,9 @@ def test_rewritten_lines_behave_as_written(shell: str, corral_home: Path) -> Non
         problems = [p for p in pool.map(lambda line: _compare(found, line, env), lines) if p]
     assert not problems, f"{len(problems)} of {len(lines)} differ:\n" + "\n".join(problems)
     # and they really were supervised: one ledger record per rewritten command at least
-    assert len(list((corral_home / "ledger").glob("*.json"))) >= len(lines)
+    # (a command a function leads to the supervisor starts one only if the list runs it)
+    never = [line for line in lines if any(n in line for n in NEVER_RUN)]
+    assert len(list((corral_home / "ledger").glob("*.json"))) >= len(lines) - len(never)
 
 
 def test_the_job_sees_a_shells_async_dispositions(corral_home: Path) -> None:
@@ -237,38 +326,119 @@ def _notices(line: str, corral_home: Path) -> tuple[bytes, bytes, Decision]:
     assert decision.rewritten is not None and len(decision.in_place) == 1
     notices = []
     for text in (line, decision.rewritten):
-        out, err, _ = _run("/bin/bash", f"{text}; echo bang=$p", env, corral_home / "work")
+        out, err, _ = _run("/bin/bash", f"{text}; echo bang=$!", env, corral_home / "work")
         assert out.startswith(b"rc=129\n"), (out, err)
         bang = out.split(b"bang=")[1].strip()
         notices.append(re.sub(rb": +" + bang + rb" ", b": $! ", err))
     return notices[0], notices[1], decision
 
 
-def test_bashs_signal_notice_is_the_lines_own(corral_home: Path) -> None:
+_HUP = "& p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+# Lines whose job keeps its text, each killed by SIGHUP.
+KEPT_NOTICES = [
+    f"sh -c 'exec sleep 5' > /dev/null {_HUP}",
+    f"X=1 sh -c 'exec sleep 5' > /dev/null {_HUP}",
+    f">/dev/null PATH=/usr/bin:/bin sh -c 'exec sleep 5' {_HUP}",
+    f"'sh' -c 'exec sleep 5' > /dev/null {_HUP}",
+    f"/bin/sh -c 'exec sleep 5' > /dev/null {_HUP}",
+    # the last command of a ( … ) group: bash `exec`s it in the process forked for `&`
+    "( cd / && sh -c 'kill -HUP $$' ) & wait $!; echo rc=$?",
+    "( X=1 sh -c 'kill -HUP $$' ) > /dev/null & wait $!; echo rc=$?",
+]
+
+
+@pytest.mark.parametrize("line", KEPT_NOTICES)
+def test_bashs_signal_notice_is_the_lines_own(line: str, corral_home: Path) -> None:
     """bash reports a background job killed by a signal (other than TERM, INT or PIPE) with
-    the job's command as the line it read has it. A simple command keeps its bytes (a
-    function of its name leads to the supervisor), so the notice is the very one."""
-    line = "sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
+    the job's command as it parsed it (`> /dev/null` moved to the end); a list's own
+    process reports its command killed so (`Hangup`). A command a function of its name
+    leads to the supervisor keeps its bytes, so the notice is the very one."""
     as_written, rewritten, decision = _notices(line, corral_home)
-    assert decision.in_place[0].head == "sh"
-    padded = b"/bin/bash: line 1: $! Hangup                  "
-    assert as_written == padded + b"sh -c 'exec sleep 5' > /dev/null\n"
+    assert decision.in_place[0].head is not None
+    assert b"Hangup" in as_written
     assert rewritten == as_written
 
 
-def test_bashs_signal_notice_differs_only_by_the_command_text(corral_home: Path) -> None:
-    """A command no function can lead to the supervisor (here an assignment comes first,
-    which would reach the supervisor's own environment) keeps the old rewrite: its notice
-    has the supervisor's command line, ending with the command, quoted, in place of the
-    command. Nothing run later can change the text the calling shell prints; the rest of
-    the notice (line, `$!`, signal name) and the exit status are as without corral."""
-    line = (
-        "X=1 sh -c 'exec sleep 5' > /dev/null & p=$!; sleep 0.5; kill -HUP $p; wait $p; echo rc=$?"
-    )
-    as_written, rewritten, decision = _notices(line, corral_home)
+@pytest.mark.parametrize(
+    "command",
+    [
+        "HOME=/ sh -c 'exec sleep 5' > /dev/null",  # would reach the supervisor's environment
+        "sh -c 'exec sleep 5' > /dev/null && echo never",  # runs after the runner: no exec
+    ],
+)
+def test_bashs_signal_notice_differs_only_by_the_command_text(
+    command: str, corral_home: Path
+) -> None:
+    """A command no function can lead to the supervisor (heads.py says which) keeps the old
+    rewrite: its notice has the supervisor's command line, ending with the command, quoted,
+    in place of the command. Nothing run later can change the text the calling shell
+    prints; the rest of the notice (line, `$!`, signal name) and the exit status are as
+    without corral."""
+    as_written, rewritten, decision = _notices(f"{command} {_HUP}", corral_home)
     moved = decision.in_place[0].text
     assert decision.in_place[0].head is None
     padded = b"/bin/bash: line 1: $! Hangup                  "
-    assert as_written == padded + b"X=1 sh -c 'exec sleep 5' > /dev/null\n"
-    assert rewritten == padded + moved.encode() + b" > /dev/null\n"
-    assert moved.endswith(" --async -- 'X=1 sh -c '\\''exec sleep 5'\\'''")
+    assert as_written == padded + command.encode() + b"\n"
+    span = command.removesuffix(" > /dev/null")
+    if span != command:
+        assert rewritten == padded + moved.encode() + b" > /dev/null\n"
+    else:
+        assert rewritten == padded + moved.encode() + b"\n"
+    assert moved.endswith(" --async -- " + quote_for_wrapper(span))
+
+
+@pytest.mark.parametrize(
+    ("line", "redirect"),
+    [
+        ("true && sh -c 'kill -HUP $$' & wait $!; echo rc=$?", b""),
+        ("{ sh >/dev/null -c 'kill -HUP $$'; } & wait $!; echo rc=$?", b" > /dev/null"),
+    ],
+)
+def test_a_lists_own_process_names_the_supervisor_in_its_notice(
+    line: str, redirect: bytes, corral_home: Path
+) -> None:
+    """bash runs `a && CMD &` and `{ CMD; } &` in a process of its own that forks CMD and
+    reports it killed by a signal, naming CMD as it parsed it. corral's function keeps that
+    process, `$!` and CMD's dispositions as they are, and runs the supervisor as the
+    command that process forks: its notice then names the supervisor's command line (the
+    one text no function can keep there). Everything else is as without corral."""
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    decision = decide(
+        line, background=False, cwd="/", home="/", wrapper=WRAPPER, extra_runners=EXTRA
+    )
+    assert decision.rewritten is not None and decision.in_place[0].form == "child"
+    moved = decision.in_place[0].text
+    runs = [
+        _run("/bin/bash", text, env, corral_home / "work") for text in (line, decision.rewritten)
+    ]
+    (out, err, code), (out2, err2, code2) = (_masked(run, False) for run in runs)
+    assert (out, code) == (out2, code2) == (b"rc=129\n", 0)
+    padded = b": line 1: PID Hangup                  "
+    assert err == b"/bin/bash" + padded + b"sh -c 'kill -HUP $$'" + redirect + b"\n"
+    # bash names the place a function it was given runs from "environment"
+    assert err2 == b"environment" + padded + moved.encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "supervised"),
+    [
+        ("./run.sh a & wait $!; echo rc=$?", False),  # no identifier: no function there
+        ("sh -c 'echo plain; exit 3' & wait $!; echo rc=$?", True),
+        ("true && sh -c 'echo listed' & wait $!; echo rc=$?", True),
+    ],
+)
+def test_bash_in_posix_mode_runs_a_command_named_by_a_path_as_written(
+    line: str, supervised: bool, corral_home: Path
+) -> None:
+    """bash's POSIX mode refuses a function named other than an identifier, and the refusal
+    ends a non-interactive shell: there corral defines none, and such a command runs as
+    written, unsupervised; a plain name is still led to the supervisor."""
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    script = "printf '#!/bin/sh\\necho script $*\\n' > run.sh; chmod +x run.sh; "
+    rewritten = _rewrite(line, "/")
+    work = corral_home / "work"
+    runs = [
+        _run("/bin/bash", f"set -o posix; {script}{text}", env, work) for text in (line, rewritten)
+    ]
+    assert runs[0] == runs[1] and runs[0][1] == b"" and b"rc=" in runs[0][0], runs
+    assert any((corral_home / "ledger").glob("*.json")) == supervised

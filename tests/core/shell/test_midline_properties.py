@@ -1,10 +1,11 @@
 """Hypothesis: for any foreground line, the in-place rewrite leaves the line byte for byte
 as it is, or changes only the spans of commands sent to the background. A backgrounded
-command's span runs from its first byte through its `&`; within it, either the command's
-bytes (less the redirections after a simple command) become one supervisor command line
-whose last word is exactly those bytes, or every byte stays and text is inserted only at
-the span's two ends (a function before the list, its removal right after the `&`), the
-supervisor then running the list's last command (after `cd DIR &&` steps at most)."""
+list's span runs from its first byte through its `&`; within it, either the list's bytes
+(less the redirections after a simple command) become one supervisor command line whose
+last word is exactly those bytes, or every byte stays and text is inserted only at the
+span's two ends (a function before the list, its removal right after the `&`), the
+supervisor then running one command of the list: its words and assignments as the line
+has them, only blanks and redirections left out between them."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ PIECES = [
     "npm run dev", "vite", "vite --port 4000", "next dev -p 3001", "python3 -m http.server 8123",
     "yarn dev", "sleep 1", "echo hi", "curl -s localhost:5173", "wait", "wait $!", "cd web",
     "nohup vite", "setsid vite", "env X=1 vite", "X=1 vite", "vite > log 2>&1", "vite | tee l",
+    "HOME=/x vite", "npm i && npm run dev", "(cd web && vite)", "{ vite; }", ">log vite",
+    "vite >log --port 3", "'vite'", "./node_modules/.bin/vite", "vite 2>&1 |& tee l",
     "cd web && vite", "(vite &)", "{ vite & }", "( cd a && npm start )", "set -e", "true",
     "vite --port $P", "npm run dev -- *.js", "kill $!", "p=$!", "exit 3", "'it''s'", "'a b'",
     '"x $y"', "é", "日本", "#", "\\", "$(date)", "`date`", "for i in 1; do vite; done",
@@ -38,6 +41,10 @@ UNITS = [
     "env X=1 flask run", "X='a b' tsc -w", "docker compose up > up.log 2>&1", "vite | tee 'l g'",
     "npm run dev -- --name 'it''s'", "sleep 1", "echo é", "vite --port $P", "(nodemon s.js)",
     "( cd api && go run . &)", "{ ng serve & }", "gunicorn w:app 2> 'e r'", "cat <<< x",
+    "npm ci && npm run dev", "(cd web && vite)", "{ npm start; }", "( npm i && npm run dev )",
+    "LD_PRELOAD=x vite", "PORT=1 >l vite 2>&1 --host h", "cat x | vite | tee l",
+    "\"./node_modules/.bin/next\" dev", "http-server -p 8141", "vite && echo done",
+    "{ vite; echo done; }", "npm i || npm ci && npm run dev", "npm run dev | npm run log",
 ]  # fmt: skip
 backgrounded = st.tuples(
     st.sampled_from(["", "cd web; ", "set -e; ", "export A=1; ", "pushd x && ", "(", "{ "]),
@@ -53,8 +60,23 @@ lines = st.one_of(
 # outside the supervisor's text, and blanks.
 _REDIRECT = r"""\s*(?:\d*(?:>>|>\||>&|<&|<>|>|<)|&>>?)\s*(?:'[^']*'|"[^"]*"|[^\s;&|()<>'"]+)"""
 _TO_AMP = re.compile(rf"(?:{_REDIRECT})*\s*&(?![&>])")
-# What may come before the command a function leads to the supervisor: `cd DIR && ` steps.
-_CDS = re.compile(r"(?:(?:cd|pushd)(?:\s+[^\s;&|()<>]+)*\s*&&\s*)*")
+# An assignment before a command word.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _between_words(span: str, text: str) -> bool:
+    """`text`'s words stand in `span` in order, only blanks and redirections between them."""
+    at = 0
+    for word in _WORD.findall(text):
+        found = span.find(word, at)
+        if found < 0 or not _GAP.fullmatch(span[at:found]):
+            return False
+        at = found + len(word)
+    return bool(_GAP.fullmatch(span[at:]))
+
+
+_WORD = re.compile(r"""(?:'[^']*'|"[^"]*"|[^\s'"])+""")
+_GAP = re.compile(rf"(?:{_REDIRECT}|\s)*")
 
 
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -80,10 +102,11 @@ def test_only_backgrounded_spans_change(line: str) -> None:
         out += len(kept)
         span = source[wrap.start : wrap.end].decode("utf-8")
         argv = shlex.split(wrap.text)
-        assert argv[0] == "S" and argv[-2] == "--" and argv[-1] == span
+        assert argv[0] == "S" and argv[-2] == "--"
         assert "--async" in argv and "--detached" in argv
-        assert _TO_AMP.match(line.encode("utf-8")[wrap.end :].decode("utf-8")), (line, span)
         if wrap.head is None:  # the span becomes the supervisor's command line
+            assert argv[-1] == span
+            assert _TO_AMP.match(source[wrap.end :].decode("utf-8")), (line, span)
             text = wrap.text.encode("utf-8")
             assert rebuilt[out : out + len(text)] == text
             out += len(text)
@@ -91,12 +114,18 @@ def test_only_backgrounded_spans_change(line: str) -> None:
             at = wrap.end
             continue
         # the list keeps its bytes, `&` included: text goes in front of it and behind its
-        # `&`, nowhere else; the command the function leads to ends the list (after
-        # `cd DIR &&` at most)
+        # `&`, nowhere else; the supervisor runs one of its commands, as the line has it
         assert opens <= wrap.start < wrap.end <= wrap.amp
-        assert _CDS.fullmatch(source[opens : wrap.start].decode("utf-8")), line
-        assert span.split()[0] == wrap.head
-        before, after = (s.encode("utf-8") for s in through_function(wrap.head, wrap.text))
+        assert _between_words(span, argv[-1]), (line, span, argv[-1])
+        name = next(w for w in shlex.split(argv[-1]) if not _ASSIGNMENT.match(w))
+        assert name == wrap.head
+        forms = [
+            through_function(wrap.head, wrap.text, n, form)
+            for n in range(8)
+            for form in ("async", "exec", "child")
+        ]
+        assert (wrap.before, wrap.after) in forms, line
+        before, after = wrap.before.encode("utf-8"), wrap.after.encode("utf-8")
         behind = wrap.amp + 1
         assert source[wrap.amp : behind] == b"&"
         assert rebuilt[out : out + len(before)] == before

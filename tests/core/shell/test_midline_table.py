@@ -2,20 +2,31 @@
 
 In a case's line, `{{…}}` or `[[…]]` marks the span a supervisor runs (the markers are not
 part of the line), whose command line is `S --job T --detached --identity ID [--port N]
-[--meta job_cwd=DIR] --async -- 'SPAN'` (ID: the identity the whole-line reader gives the
-same runner). The expected rewrite is built here, independently of the code:
+[--meta job_cwd=DIR] --async -- 'TEXT'` (TEXT: the span, less the redirections marked
+`«…»` inside it; ID: the identity the whole-line reader gives the same runner). The
+expected rewrite is built here, independently of the code:
 
-- `{{…}}`, a simple command whose command word a function can stand for, alone or after
-  `cd DIR &&` steps (`^` marks where that list starts): every byte stays;
-  `typeset -f W … || { function W { … exec <command line>; }; … }; ` goes right before the
-  list and its removal right after its `&` (W: the span's first word), so the job notice
-  bash prints names the command as written;
+- `{{…}}`, a command a function named after its command word can lead to the supervisor in
+  the process the shell forks for it (`^` marks where the backgrounded list starts when
+  something comes before the command): every byte stays; `typeset -f W … || { function W {
+  … exec <command line>; }; … }; ` goes right before the list and its removal right after
+  its `&` (W: the command word, quotes removed), so the job notice bash prints names the
+  command as written. Such a command is the list's last one, after any commands joined by
+  `&&` or `||` (`npm i && vite`), last in a ( … ) or { …; } group or not, or one command
+  of the list's last pipeline (`vite | tee log`); assignments (`PORT=3000 npm run dev`),
+  redirections anywhere among its words, a quoted word or a path are all kept. An earlier
+  command of the same name (`npm i && npm run dev`) runs through the function as it is
+  (`command npm "$@"`), counted; a name that is no identifier (`./bin/vite`, `python3.11`)
+  is defined only outside bash's POSIX mode, which refuses it;
 - `[[…]]`, every other shape: the span's bytes become the command line. Which and why:
-  any other list (`npm i && vite`: zsh runs a function leading an async list in the
-  calling shell itself, where it would `exec` over that shell), a pipeline (each command is
-  a child of its own), an assignment first (`X=1 vite`: it would reach the supervisor's
-  own environment), a redirection inside the span or before the command, a command word
-  that is quoted, a path, not a plain name (`python3.11`) or a reserved word (`time`).
+  something runs after the runner in the same process (`vite && echo done`: `exec` would
+  skip it), several long runners in one list (a function leads one), an earlier command
+  of the runner's name that may not run first (`a || npm i && npm run dev`), an
+  assignment to a variable that changes the supervisor or its shell rather than the job
+  (heads.SUPERVISOR_VARIABLES: `HOME=/x vite`, `CORRAL_HOME=…`, `LD_PRELOAD=…`, an
+  `export` of one earlier in the list), a reserved word (`time vite`).
+- a ( … ) or { …; } group with no such command stays as written: only a function can
+  lead part of a group to the supervisor.
 
 Lines without markers stay byte for byte untouched: `note` names why a long runner stays
 as written, `reason` why the line cannot be read at all.
@@ -24,6 +35,7 @@ as written, `reason` why the line cannot be read at all.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 import pytest
@@ -35,21 +47,69 @@ HOME = "/home/u"
 TOKEN = "cd" * 16
 WRAPPER = ("S",)
 _MARK = re.compile(r"\[\[(.*?)\]\]|\{\{(.*?)\}\}", re.DOTALL)
-# What may stand between a span and its `&`: redirections, blanks (not `&&`, `&>`, `>&`).
-_TO_AMP = re.compile(r".*?(?<![<>&])&(?![&>])", re.DOTALL)
+# What stands between a span and its `&`: redirections, pipes (not `&&`, `&>`, `>&`, `|&`).
+_TO_AMP = re.compile(r".*?(?<![<>&|])&(?![&>])", re.DOTALL)
 
 
-def through_function(head: str, text: str) -> tuple[str, str]:
-    """What goes right before a `{{…}}` span and right after its `&`."""
-    before = (
-        f"typeset -f {head} >/dev/null 2>&1 || {{ function {head} {{ case $- in *m*) ;; *) "
-        f"trap '' INT QUIT;; esac; exec {text}; }}; __corral_fn=1; }}; "
-    )
-    return before, f' [ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset __corral_fn; }};'
+def through_function(
+    head: str, text: str, earlier: int = 0, form: str = "async"
+) -> tuple[str, str]:
+    """What goes right before a `{{…}}` list and right after its `&`."""
+    ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
+    body = f"{ignore} exec {text};"
+    if form == "exec":  # bash runs it with its own dispositions: `exec` restores them
+        body = f'[ -n "${{BASH_VERSION-}}" ] || {{ {ignore} }}; exec {text};'
+    elif form == "child":  # bash forks it from the list's process and waits for it
+        body = f'if [ -n "${{BASH_VERSION-}}" ]; then {text}; return; fi; {body}'
+    unset = "__corral_fn"
+    if earlier:
+        count = "${__corral_n-0}"
+        body = (
+            f'if [ "{count}" -lt {earlier} ]; then __corral_n=$(({count} + 1)); '
+            f'command {head} "$@"; return; fi; ' + body
+        )
+        unset = "__corral_fn __corral_n"
+    function = f"function {head} {{ {body} }}"
+    define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; __corral_fn=1; }}"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", head):
+        define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
+    return define + "; ", f' [ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset {unset}; }};'
+
+
+def _function_name(text: str) -> str:
+    """The command word of TEXT (quotes removed), after its assignments."""
+    return next(w for w in shlex.split(text) if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w))
+
+
+def _earlier(before: str, name: str) -> int:
+    """Commands named `name` between the list's start and the command."""
+    commands = re.split(r"&&|\|\||[|(){}]", before.replace("^", ""))
+    return sum(1 for c in commands if c.split()[:1] and shlex.split(c)[0] == name)
+
+
+def _form(before: str, behind: str) -> str:
+    """How bash runs the command: `before`, the list up to it; `behind`, the text from it
+    to its `&`. The process forked for `&` (`CMD &`, `CMD | x &`): "async"; the last
+    command of a ( … ) group or a command of a pipeline inside a list or a group: "exec";
+    the last command of a list or a { …; } group, forked by the list's process: "child"."""
+    before = before.replace("^", "").lstrip()
+    group = before[:1] if before[:1] in "({" else ""
+    statement = re.split(r"[;\n]", before)[-1]  # the group's last statement, up to it
+    earlier = bool(re.search(r"&&|\|\|", statement))
+    piped = bool(re.search(r"(?<!\|)\|(?!\|)", re.split(r"&&|\|\|", before)[-1] + behind))
+    if not group and not earlier:
+        return "async"
+    if piped or (group == "(" and not (earlier and statement != before)):
+        return "exec"  # bash `exec`s the last command of `( a && CMD )`, not `( a; b && CMD )`
+    return "child"
+
+
+_DROPPED = re.compile(r"«[^»]*»")
 
 
 def _bare(marked: str) -> str:
-    return _MARK.sub(lambda m: m.group(1) or m.group(2), marked).replace("^", "")
+    bare = _MARK.sub(lambda m: m.group(1) or m.group(2), marked).replace("^", "")
+    return bare.replace("«", "").replace("»", "")
 
 
 @dataclass(frozen=True)
@@ -106,7 +166,7 @@ SHAPES = [
     M("{{go run ./cmd/api}} & sleep 1"),
     M("{{tsc -w}} & sleep 1"),
     M("{{nodemon server.js}} & sleep 1"),
-    M("[[PORT=3005 npm run dev]] & sleep 1", 3005),
+    M("{{PORT=3005 npm run dev}} & sleep 1", 3005),
     # several servers
     M("{{npm run dev:api}} & {{npm run dev:web}} & wait"),
     M("{{vite --port 4100}} & {{next dev -p 4101}} & wait", 4100, 4101),
@@ -137,19 +197,19 @@ SHAPES = [
     M("{{nohup setsid vite --port 4501}} & sleep 1", 4501),
     M("{{env PORT=3006 npm run dev}} & sleep 1", 3006),
     M("{{env X=1 Y=2 vite --port 4600}} & sleep 1", 4600),
-    M("[[X=1 vite --port 4601]] & sleep 1", 4601),
+    M("{{X=1 vite --port 4601}} & sleep 1", 4601),
     M("{{vite --port 4602}} > vite.log & sleep 1", 4602),
     M("{{vite --port 4603}} 2>/dev/null & sleep 1", 4603),
     M("{{vite --port 4604}} &>vite.log & sleep 1", 4604),
     M("{{vite --port 4605}} < /dev/null & sleep 1", 4605),
     M("{{vite --port 4606}} >> 'my log.txt' 2>&1 & sleep 1", 4606),
-    M("[[vite --port 4607 > a.log --host 0.0.0.0]] & sleep 1", 4607),
+    M("{{vite --port 4607« > a.log» --host 0.0.0.0}} & sleep 1", 4607),
     M("^cd web && {{vite}} > vite.log 2>&1 & sleep 1", 5173, cwds=(f"{CWD}/web",)),
     # pipelines and lists as the backgrounded command
-    M("[[vite --port 4700 | tee vite.log]] & sleep 1", 4700),
-    M("[[vite --port 4701 2>&1 | grep -v debug]] & sleep 1", 4701),
-    M("[[npm install && npm run dev]] & sleep 5"),
-    M("[[npm run build || npm run dev]] & sleep 5"),
+    M("{{vite --port 4700}} | tee vite.log & sleep 1", 4700),
+    M("{{vite --port 4701}} 2>&1 | grep -v debug & sleep 1", 4701),
+    M("^npm install && {{npm run dev}} & sleep 5"),
+    M("^npm run build || {{npm run dev}} & sleep 5"),
     M("{{npm run dev}} & PID=$!; sleep 2; kill $PID"),
     M("{{npm run dev}} & sleep 2; wait $!"),
     # subshells and brace groups
@@ -171,21 +231,89 @@ SHAPES = [
     M('{{npm run dev -- --name "it\'s"}} & sleep 1'),
     M("^cd 'my app' && {{npm run dev}} & sleep 1", cwds=(f"{CWD}/my app",)),
     M("{{vite --port 5000}} & sleep 1\nwait", 5000),
-    # a simple command keeps the old rewrite where no function can stand for its word
-    M("[['vite' --port 4950]] & sleep 1", 4950),
-    M("[[/usr/bin/python3 -m http.server 8130]] & sleep 1", 8130),
-    M("[[./node_modules/.bin/vite --port 4955]] & sleep 1", 4955),
-    M("[[python3.11 -m http.server 8131]] & sleep 1", 8131),
+    # quoted words, paths, names that are no identifiers: a function stands for them too
+    M("{{'vite' --port 4950}} & sleep 1", 4950),
+    M("{{/usr/bin/python3 -m http.server 8130}} & sleep 1", 8130),
+    M("{{./node_modules/.bin/vite --port 4955}} & sleep 1", 4955),
+    M("{{python3.11 -m http.server 8131}} & sleep 1", 8131),
     M("[[time vite --port 4951]] & sleep 1", 4951),
-    M("[[2>/dev/null vite --port 4954]] & sleep 1", 4954),
+    M("{{«2>/dev/null »vite --port 4954}} & sleep 1", 4954),
     M("{{nice vite --port 4953}} & sleep 1", 4953),
-    # a list keeps the old rewrite unless only `cd DIR &&` steps lead to its last command
-    M("[[cd web && vite --port 4990 | tee l]] & sleep 1", 4990, cwds=(f"{CWD}/web",)),
-    M("[[cd web && PORT=3007 npm run dev]] & sleep 1", 3007, cwds=(f"{CWD}/web",)),
-    M("[[cd web > /dev/null && vite --port 4991]] & sleep 1", 4991, cwds=(f"{CWD}/web",)),
+    # lists: the runner last, after other commands joined by && or || (or the old form)
+    M("^cd web && {{vite --port 4990}} | tee l & sleep 1", 4990, cwds=(f"{CWD}/web",)),
+    M("^cd web && {{PORT=3007 npm run dev}} & sleep 1", 3007, cwds=(f"{CWD}/web",)),
+    M("^cd web > /dev/null && {{vite --port 4991}} & sleep 1", 4991, cwds=(f"{CWD}/web",)),
     M("[[cd web && vite --port 4992 && echo done]] & sleep 1", 4992, cwds=(f"{CWD}/web",)),
     M("^cd a && cd b && {{vite --port 4993}} & sleep 1", 4993, cwds=(f"{CWD}/a/b",)),
     M("{{npm run dev}} 2>&1 > log & sleep 1"),
+    # assignments before the command word: kept, unless one changes the supervisor
+    M("{{NODE_ENV=dev FOO=1 npm start}} & sleep 1"),
+    M("{{PATH=/opt/node/bin:/usr/bin vite --port 4610}} & sleep 1", 4610),
+    M("[[HOME=/tmp/h vite --port 4611]] & sleep 1", 4611),
+    M("[[CORRAL_HOME=/tmp/c vite --port 4612]] & sleep 1", 4612),
+    M("[[SHELL=/bin/sh vite --port 4613]] & sleep 1", 4613),
+    M("[[XDG_STATE_HOME=/tmp/s vite --port 4614]] & sleep 1", 4614),
+    M("[[LD_PRELOAD=/tmp/x.so vite --port 4615]] & sleep 1", 4615),
+    M("[[PYTHONPATH=. vite --port 4616]] & sleep 1", 4616),
+    M("[[LC_ALL=C vite --port 4617]] & sleep 1", 4617),
+    M("[[TMPDIR=/tmp/t vite --port 4618]] & sleep 1", 4618),
+    M("[[BASH_ENV=/tmp/rc vite --port 4619]] & sleep 1", 4619),
+    M("[[CLAUDE_CODE_SESSION_ID=other vite --port 4620]] & sleep 1", 4620),
+    M("[[X=1 TZ=UTC vite --port 4621]] & sleep 1", 4621),
+    M("[[POSIXLY_CORRECT=1 vite --port 4622]] & sleep 1", 4622),
+    M("[[export HOME=/tmp/h && vite --port 4623]] & sleep 1", 4623),
+    M("^export NODE_ENV=dev && {{vite --port 4624}} & sleep 1", 4624),
+    M("^cd web && {{NODE_ENV=dev vite}} & sleep 1", cwds=(f"{CWD}/web",)),
+    # redirections before the command word or among its words
+    M("{{«>vite.log 2>&1 »vite --port 4630}} & sleep 1", 4630),
+    M("{{vite« >vite.log» --port 4631}} & sleep 1", 4631),
+    M("{{X=1 «2>err.log »vite --port 4632}} & sleep 1", 4632),
+    M("{{«</dev/null »npm run dev}} 2>&1 & sleep 1"),
+    # quoted command words and paths
+    M('{{"vite" --port 4640}} & sleep 1', 4640),
+    M('{{"./node_modules/.bin/vite" --port 4641}} & sleep 1', 4641),
+    M("{{node_modules/.bin/next dev -p 4642}} & sleep 1", 4642),
+    M("{{http-server -p 8141}} & sleep 1", 8141),
+    M("^cd web && {{./node_modules/.bin/vite --port 4643}} & sleep 1", 4643, cwds=(f"{CWD}/web",)),
+    # pipelines: the runner's own process, wherever it stands
+    M("{{npm run dev}} 2>&1 | tee dev.log & sleep 1"),
+    M("{{npm run dev}} |& tee dev.log & sleep 1"),
+    M("^cat in.txt | {{vite --port 4650}} & sleep 1", 4650),
+    M("{{vite --port 4651}} | grep -v debug | tee l & sleep 1", 4651),
+    M("[[vite --port 4652 | next dev -p 4653]] & sleep 1", 4652, 4653),
+    M("[[npm run dev | npm run log]] & sleep 1"),
+    # lists: commands joined by && or || before the runner
+    M("^npm ci && {{npm run dev}} & sleep 1"),
+    M("^npm i && npm run build && {{npm run dev}} & sleep 1"),
+    M("^npm install && {{vite --port 4660}} & sleep 1", 4660),
+    M("^make build && {{./node_modules/.bin/vite --port 4661}} & sleep 1", 4661),
+    M("^npm i > /dev/null && {{npm run dev}} | tee l & sleep 1"),
+    M("^true || false && {{vite --port 4662}} & sleep 1", 4662),
+    M("^npm i && npm run build > b.log && {{npm run dev}} & sleep 1"),
+    M("^npm i && {{vite« > vite.log» --port 4666}} & sleep 1", 4666),
+    M("[[npm i || npm run build && npm run dev]] & sleep 1"),
+    M("[[npm i | cat && npm run dev]] & sleep 1"),
+    M("[[echo x && echo y | vite --port 4663 && echo z]] & sleep 1", 4663),
+    M("[[vite --port 4664 && echo done]] & sleep 1", 4664),
+    M("[[vite --port 4665 || echo failed]] & sleep 1", 4665),
+    # groups: the runner alone, or last, in ( … ) or { …; }
+    M("^(cd web && {{npm run dev}}) & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^( {{npm run dev}} ) & sleep 1"),
+    M("^{ {{npm run dev}}; } & sleep 1"),
+    M("^{ cd web && {{vite}}; } > vite.log 2>&1 & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^(npm i && {{npm run dev}}) & sleep 1"),
+    M("^( {{vite --port 4670}} | tee l ) & sleep 1", 4670),
+    M("^(cd web && {{PORT=3008 npm run dev}}) & sleep 1", 3008, cwds=(f"{CWD}/web",)),
+    M("^(cd web; {{npm run dev}}) & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^{ cd web; {{vite}}; } & sleep 1", cwds=(f"{CWD}/web",)),
+    M("^(true; true && {{vite --port 4673}}) & sleep 1", 4673),
+    M("^(cd web\n{{vite --port 4674}}\n) & sleep 1", 4674, cwds=(f"{CWD}/web",)),
+    N("(npm i; npm run dev) & sleep 1", "it is a ( … ) or { …; } group"),
+    N("{ vite; echo done; } & sleep 1", "it is a ( … ) or { …; } group"),
+    N("(vite && echo done) & sleep 1", "it is a ( … ) or { …; } group"),
+    N("(HOME=/tmp/h vite) & sleep 1", "it is a ( … ) or { …; } group"),
+    N("( (vite) ) & sleep 1", "it is a ( … ) or { …; } group"),
+    N("(vite --port 4671 | next dev -p 4672) & sleep 1", "it is a ( … ) or { …; } group"),
     # not long runners: they run as written
     N("sleep 1 & wait"),
     N("sleep 1 & sleep 2 & wait"),
@@ -207,8 +335,8 @@ SHAPES = [
     N("trap 'echo bye' EXIT; vite & sleep 1", "the line runs `trap` before it"),
     N("vite && jobs & sleep 1", "it runs `jobs`, which reads this shell's own state"),
     N("vite & sleep 1; jobs", "the line runs `jobs`, which would list the supervisor's"),
-    N("(vite) & sleep 1", "it is a ( … ) or { …; } group"),
-    N("{ vite; } & sleep 1", "it is a ( … ) or { …; } group"),
+    M("^({{vite}}) & sleep 1"),
+    M("^{ {{vite}}; } & sleep 1"),
     M("({{vite}} & wait) & sleep 1"),
     N("(vite; wait) & sleep 1", "it is a ( … ) or { …; } group"),
     # lines it cannot read: untouched, and which construct
@@ -252,13 +380,20 @@ def _expected(case: Case, decision: Decision) -> str:
             assert amp is not None, between
             between = between[: amp.end()] + after + between[amp.end() :]
         out.append(_MARK.sub(lambda m: m.group(1) or m.group(2), between))
-        text = _command_line(case, decision, number, span)
+        text = _command_line(case, decision, number, _DROPPED.sub("", span))
+        span = span.replace("«", "").replace("»", "")
         if match.group(1) is not None:
             out.append(text)
             after = ""
         else:
-            before, after = through_function(span.split()[0], text)
             opens = out[-1].rfind("^") if "^" in between else len(out[-1])
+            name = _function_name(_DROPPED.sub("", match.group(2)))
+            rest = case.marked[match.end() :]
+            amp = _TO_AMP.match(rest)
+            assert amp is not None, rest
+            form = _form(out[-1][opens:], rest[: amp.end()])
+            earlier = _earlier(out[-1][opens:], name)
+            before, after = through_function(name, text, earlier, form)
             out[-1] = out[-1][:opens] + before + out[-1][opens:]
             out.append(span)
         at = match.end()

@@ -37,9 +37,9 @@ class InPlace(NamedTuple):
     """One backgrounded command run by a supervisor of its own (`token`), whose command line
     is `text` (`<supervisor> -- 'CMD'`, CMD being bytes start..end of the line). Without a
     `head`, bytes start..end become `text`. With one, the line keeps every byte: `before`
-    (a function named `head` that execs `text`) goes in front of the backgrounded list at
-    byte `opens` (the command itself, or the `cd DIR &&` before it), and `after` (which
-    removes that function) right behind its `&`, at byte `amp` + 1."""
+    (a function named `head` that runs `text`) goes in front of the backgrounded list at
+    byte `opens` (the list, group or pipeline the command ends or is part of), and `after`
+    (which removes that function) right behind its `&`, at byte `amp` + 1."""
 
     job: int  # its index in Decision.jobs
     token: str
@@ -52,27 +52,59 @@ class InPlace(NamedTuple):
     before: str = ""
     after: str = ""
     statement: str = ""  # with a head: the command as the rewritten line has it, `&` and all
+    form: str = ""  # with a head: how bash runs it (heads.ASYNC, EXEC or CHILD)
 
 
 # Set while corral's function stands for a command word (none of the user's did).
 FUNCTION_FLAG = "__corral_fn"
+# How many commands of that name the function has let through (`npm i && npm run dev &`).
+FUNCTION_COUNT = "__corral_n"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def through_function(head: str, text: str) -> tuple[str, str]:
-    """What goes before `HEAD … &` and right after its `&` so that the child the shell forks
-    for it runs `text` (`exec`: the supervisor is `$!`), while the line keeps its text (the
-    shell's job notices show it as written). The function exists only from there to the
-    `&`, and only if the user has no function of that name (theirs then runs, as written).
-    bash's `exec` puts back the SIGINT and SIGQUIT dispositions the shell started with, where
-    `CMD &` of a shell without job control (no `m` in `$-`) runs CMD ignoring both: the
-    function ignores them again first, as the shell would have."""
-    body = f"case $- in *m*) ;; *) trap '' INT QUIT;; esac; exec {text};"
-    before = (
+def through_function(
+    head: str, text: str, earlier: int = 0, form: str = "async"
+) -> tuple[str, str]:
+    """What goes before `HEAD … &` and right after its `&` so that the process that runs
+    HEAD runs `text` instead (the supervisor), while the line keeps its text (the shell's
+    job notices show it as written). The function exists only from there to the `&`, and
+    only if the user has no function of that name (theirs then runs, as written).
+
+    `form` (heads.py): how bash runs HEAD there. "async": the process forked for `&`, which
+    `exec`s the supervisor (so it is `$!`); bash's `exec` puts back the SIGINT and SIGQUIT
+    dispositions the shell started with, where `CMD &` of a shell without job control (no
+    `m` in `$-`) runs CMD ignoring both, so the function ignores them again first, as the
+    shell would have. "exec": bash runs HEAD with the shell's own dispositions (the last
+    command of `( … ) &`, a command of a pipeline inside a list): `exec` alone. "child":
+    bash's child for `a && HEAD &` or `{ HEAD; } &` forks HEAD and waits for it: the
+    supervisor is run as a command, not `exec`ed. zsh runs every one as "async" does.
+
+    `earlier`: commands of that name the list runs first (`npm i && npm run dev &`); the
+    function runs those as they are (`command NAME "$@"`), counting them. A name that is no
+    identifier (`http-server`, `./bin/serve`) is a fatal error to bash in POSIX mode: there
+    no function is defined and the line runs as written."""
+    ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
+    body = f"{ignore} exec {text};"
+    if form == "exec":
+        body = f'[ -n "${{BASH_VERSION-}}" ] || {{ {ignore} }}; exec {text};'
+    elif form == "child":
+        body = f'if [ -n "${{BASH_VERSION-}}" ]; then {text}; return; fi; {body}'
+    unset = FUNCTION_FLAG
+    if earlier:
+        count = f"${{{FUNCTION_COUNT}-0}}"
+        body = (
+            f'if [ "{count}" -lt {earlier} ]; then {FUNCTION_COUNT}=$(({count} + 1)); '
+            f'command {head} "$@"; return; fi; {body}'
+        )
+        unset = f"{FUNCTION_FLAG} {FUNCTION_COUNT}"
+    define = (
         f"typeset -f {head} >/dev/null 2>&1 || "
-        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; }}; "
+        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; }}"
     )
-    after = f' [ -z "${{{FUNCTION_FLAG}-}}" ] || {{ unset -f {head}; unset {FUNCTION_FLAG}; }};'
-    return before, after
+    if not _IDENTIFIER.fullmatch(head):
+        define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
+    after = f' [ -z "${{{FUNCTION_FLAG}-}}" ] || {{ unset -f {head}; unset {unset}; }};'
+    return define + "; ", after
 
 
 class Decision(NamedTuple):

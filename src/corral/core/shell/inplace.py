@@ -9,14 +9,15 @@ the line stays as it is.
         unset __corral_fn; }; sleep 2; curl -s localhost:5173
 
 The command keeps its text (bash's job notices name it as written): a function of its
-command word, defined just before it and removed just after its `&`, makes the child the
-shell forks for it `exec` the supervisor. Where no function can stand for it (midline._head
-says which shapes), its bytes become the supervisor's command line instead:
+command word, defined just before the backgrounded list and removed just after its `&`,
+makes the process that runs the command run the supervisor instead (heads.py says which
+commands and how). Where no function can stand for it, the list's bytes become the
+supervisor's command line:
 
-    X=1 vite & sleep 1  ->  <supervisor> --job T … --async -- 'X=1 vite' & sleep 1
+    vite && echo done & sleep 1  ->  <supervisor> … --async -- 'vite && echo done' & sleep 1
 
-Either way `$!` is the supervisor's pid, `wait $!` gives the command's status, and the job
-lives on, supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
+`wait $!` gives the command's status (the list's, the pipeline's) and the job lives on,
+supervised, when the calling shell ends (as `npm run dev &` would, unsupervised).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from corral.core.shell.decision import (
     shell_words,
     through_function,
 )
-from corral.core.shell.folders import NoFolder
+from corral.core.shell.folders import NoFolder, Placed
+from corral.core.shell.heads import Head
 from corral.core.shell.jobs import Job, JobSpec, runner_job
 from corral.core.shell.midline import Background, Unit, read_background
 from corral.core.shell.parse import Unreadable
@@ -77,17 +79,19 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         return Midline(Decision(False, str(exc), Action.UNTOUCHED, None, None, None, ()), ())
     jobs = tuple(job for _, job in found_jobs)
     specs = tuple(job.spec for job in jobs)
-    moves: list[tuple[Unit, list[int]]] = []
+    moves: list[tuple[Unit, list[int], Head | None]] = []
     blocked: list[tuple[int, str]] = []
     for unit in found.units:  # inner ones first: `(vite & wait) &` moves `vite`
         mine = [at for at, (item, _) in enumerate(found_jobs) if item in unit.placed]
-        if not mine:
-            continue  # no long runner: it runs as written
-        if unit.blocker is not None:
-            blocked.extend((at, unit.blocker) for at in mine)
+        if not mine or any(at in mine for _, taken, _ in moves for at in taken):
+            continue  # no long runner (it runs as written), or an inner unit moved it
+        head = _head(unit, [found_jobs[at][0] for at in mine]) if kept_text else None
+        why = unit.group if head is None and unit.group else unit.blocker
+        if why is not None:
+            blocked.extend((at, why) for at in mine)
         else:
-            moves.append((unit, mine))
-    moved = {at for _, mine in moves for at in mine}
+            moves.append((unit, mine, head))
+    moved = {at for _, mine, _ in moves for at in mine}
     notes = [(at, why) for at, why in dict(reversed(blocked)).items() if at not in moved]
     if not moves:
         decision = Decision(
@@ -96,25 +100,37 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         return Midline(decision, jobs)
     first = token or os.urandom(16).hex()
     wraps: list[InPlace] = []
-    for number, (unit, mine) in enumerate(moves):
+    for number, (unit, mine, head) in enumerate(moves):
         own = first if number == 0 else command_digest(f"{first}\0{number}")[:32]
-        head = unit.head if kept_text else None
-        start, end = (unit.start, unit.end) if head is None else head[1:]
-        text = _wrap(wrapper, own, unit, [jobs[at].spec for at in mine], source[start:end])
-        wrap = InPlace(mine[0], own, start, end, text)
-        if head is not None:
-            before, after = through_function(head.name, text)
-            kept = source[unit.start : unit.amp + 1].decode("utf-8")
-            wrap = wrap._replace(
-                head=head.name, opens=unit.start, amp=unit.amp, before=before,
-                after=after, statement=before + kept + after,
-            )  # fmt: skip
-        wraps.append(wrap)
+        own_specs = [jobs[at].spec for at in mine]
+        if head is None:  # the list's bytes become the supervisor's command line
+            text = _wrap(wrapper, own, unit, own_specs, source[unit.start : unit.end])
+            wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
+            continue
+        text = _wrap(wrapper, own, unit, own_specs, head.text.encode("utf-8"))
+        before, after = through_function(head.name, text, head.earlier, head.form)
+        kept = source[unit.start : unit.amp + 1].decode("utf-8")
+        wraps.append(
+            InPlace(
+                mine[0], own, head.start, head.end, text, head=head.name, opens=unit.start,
+                amp=unit.amp, before=before, after=after, statement=before + kept + after,
+                form=head.form,
+            )
+        )  # fmt: skip
     decision = Decision(
         True, None, Action.WRAP, Mode.IN_PLACE, _splice(source, wraps), None, specs, first,
         tuple(wraps), tuple(notes),
     )  # fmt: skip
     return Midline(decision, jobs)
+
+
+def _head(unit: Unit, runners: Sequence[Placed]) -> Head | None:
+    """The command a function of its name leads to the supervisor: the unit's one long
+    runner, when a function can stand for it there (heads.py); None: the old form."""
+    if len(runners) != 1:
+        return None  # a function would lead one of them only
+    start = runners[0].command.start
+    return next((head for head in unit.heads if head.start == start), None)
 
 
 def _midline(found: Background) -> bool:

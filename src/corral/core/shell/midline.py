@@ -1,8 +1,8 @@
 """Commands a line sends to the background mid-line (`api & web & wait`), read exactly.
 
 A shell runs `CMD &` in a child of its own: the supervisor can take that child's place
-(`exec`ed by a function of CMD's command word, or `CMD &` becoming `<supervisor> -- 'CMD'
-&`), with every other byte of the line unchanged (inplace.py; `_head` says which way).
+(run by a function of CMD's command word, or `CMD &` becoming `<supervisor> -- 'CMD'
+&`), with every other byte of the line unchanged (inplace.py; heads.py says which way).
 That is only exact when a new shell given CMD's text does what the calling shell would
 have done with it, so a backgrounded list is movable only when its words are plain text
 (no variables, no patterns the two shells may expand differently), it uses none of the
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from corral.core.shell.folders import NoFolder, Placed, _State, _step, expand_tilde
+from corral.core.shell.heads import GROUPS, Head, heads
 from corral.core.shell.parse import (
     Command,
     Refused,
@@ -33,7 +34,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-_GROUPS = frozenset({"subshell", "compound_statement"})
+_GROUP = (
+    "it is a ( … ) or { …; } group, and no function can lead its last command alone to a"
+    " supervisor (a group's commands are read, not moved)"
+)
 # Builtins that change the calling shell's own state, which a new shell would not see.
 _SHELL_STATE = frozenset(
     {"set", "shopt", "alias", "unalias", "trap", "unset", "hash", "enable", "shift",
@@ -47,17 +51,6 @@ _READS_SHELL = frozenset(
 # Unquoted text both bash and zsh take literally (anything else may be a pattern, `=cmd`,
 # `~` after `=` or a zsh qualifier).
 _PLAIN = re.compile(r"~?[A-Za-z0-9_@%+=:,./-]*")
-# A command word a function can stand for in bash (POSIX mode too) and zsh alike.
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Words no function can stand for: reserved words and precommand modifiers of bash or zsh,
-# and POSIX special builtins (found before functions in bash's POSIX mode).
-_NOT_A_FUNCTION = frozenset(
-    {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
-     "do", "done", "in", "function", "time", "coproc", "repeat", "foreach", "end",
-     "nocorrect", "noglob", "command", "builtin", "exec", "declare", "export", "float",
-     "integer", "local", "readonly", "typeset", "break", "continue", "eval", "exit",
-     "return", "set", "shift", "times", "trap", "unset"}
-)  # fmt: skip
 
 
 class Unit(NamedTuple):
@@ -68,16 +61,8 @@ class Unit(NamedTuple):
     placed: tuple[Placed, ...]  # its simple commands with their folders
     cwd: str  # the calling shell's folder when it starts
     blocker: str | None  # why it cannot be moved under a supervisor (None: it can)
-    head: Head | None = None  # the command a function of its name leads to the supervisor
-
-
-class Head(NamedTuple):
-    """The simple command a backgrounded list's forked child runs last (the only one, or
-    the one after `cd DIR &&`), whose command word a function can stand for."""
-
-    name: str
-    start: int  # its bytes, less the redirections after it
-    end: int
+    heads: tuple[Head, ...] = ()  # the commands a function of their name can lead there
+    group: str | None = None  # why its bytes cannot become a supervisor's command line
 
 
 class Background(NamedTuple):
@@ -151,7 +136,7 @@ class _Walk:
             _check_redirects(node, self.source)
         first = len(self.placed)
         changed_before = self.changed
-        if inner.type in _GROUPS:
+        if inner.type in GROUPS:
             after = self.body(inner.children, state, bg)
             if inner.type == "subshell":
                 after = state
@@ -162,8 +147,9 @@ class _Walk:
             placed = tuple(self.placed[first:])
             blocker = self._blocker(node, placed, changed_before)
             start, end = _span(node)
+            group = _GROUP if _group(node) is not None else None
             unit = Unit(start, end, amp.start_byte, False, placed, state.cwd, blocker)
-            self.units.append(unit._replace(head=_head(node, self.source)))
+            self.units.append(unit._replace(heads=heads(node, self.source), group=group))
         return after
 
     def _list(self, node: Node, state: _State, bg: bool, unit: bool) -> _State:
@@ -191,8 +177,6 @@ class _Walk:
 
     def _blocker(self, node: Node, placed: tuple[Placed, ...], changed: str | None) -> str | None:
         """Why the backgrounded list cannot run in a new shell exactly as here, or None."""
-        if _group(node) is not None:
-            return "it is a ( … ) or { …; } group (its commands are read, not moved)"
         if changed is not None:
             return f"the line runs `{changed}` before it, which a new shell would not see"
         for item in placed:
@@ -217,64 +201,6 @@ def _span(node: Node) -> tuple[int, int]:
     return node.start_byte, node.end_byte
 
 
-def _head(node: Node, source: bytes) -> Head | None:
-    """The command a function named after its command word leads to the supervisor, in the
-    child the shell forks for `LIST &`, with nothing else of the list left to run: LIST is
-    one simple command, or one after `cd DIR &&`/`pushd DIR &&` (bash runs those in the
-    child, zsh in the calling shell itself; both fork for the last command and look it up
-    there). None for every other shape: an external command or a pipeline before it (zsh
-    would run a function of that name in the calling shell, and each command of a
-    pipeline is a child of its own), an assignment before the command word (it would reach
-    the supervisor's own environment), a redirection inside the span or before the word, a
-    word that is quoted, a path, not a plain name or a reserved word."""
-    redirects: list[Node] = []
-    if node.type == "redirected_statement":
-        redirects = node.children_by_field_name("redirect")
-        node = node.child_by_field_name("body") or node
-    parts = _and_list(node)
-    if parts is None or any(r.start_byte < parts[-1].end_byte for r in redirects):
-        return None  # a redirection before the last command's word
-    if not all(_one_target(r) for r in redirects):
-        return None
-    *first, last = parts
-    if any(_word_of(p, source) not in _FIRST for p in first):
-        return None
-    name = _word_of(last, source)
-    if name is None or not _NAME.fullmatch(name) or name in _NO_FUNCTION:
-        return None
-    return Head(name, last.start_byte, last.end_byte)
-
-
-# What may come before the command a function leads to the supervisor, in the same list.
-_FIRST = frozenset({"cd", "pushd"})
-# Words no function of corral's may stand for: those above, and the steps before it.
-_NO_FUNCTION = _NOT_A_FUNCTION | _FIRST
-
-
-def _and_list(node: Node) -> list[Node] | None:
-    """The commands of `a && b && c`, in order; None if any is not a simple command."""
-    if node.type == "list":
-        left, op, right = node.children if len(node.children) == 3 else (None, None, None)
-        if left is None or right is None or op is None or op.type != "&&":
-            return None
-        head, tail = _and_list(left), _and_list(right)
-        return None if head is None or tail is None else head + tail
-    return [node] if node.type == "command" else None
-
-
-def _word_of(command: Node, source: bytes) -> str | None:
-    """The plain command word of a simple command with nothing before it (no assignment,
-    no redirection) and no redirection among its words, or None."""
-    if command.children[0].type != "command_name":
-        return None
-    if any(c.type.endswith("_redirect") for c in command.children):
-        return None
-    word = command.children[0].named_children
-    if len(word) != 1 or word[0].type != "word":
-        return None
-    return source[word[0].start_byte : word[0].end_byte].decode("utf-8")
-
-
 def _one_target(redirect: Node) -> bool:
     """`> log`, not `> log --host x`: the grammar hangs words after a redirection's target
     on the redirection, where the shell gives them to the command."""
@@ -283,11 +209,11 @@ def _one_target(redirect: Node) -> bool:
 
 def _group(node: Node) -> Node | None:
     """The ( … ) or { …; } group a statement is, redirected or not."""
-    if node.type in _GROUPS:
+    if node.type in GROUPS:
         return node
     if node.type == "redirected_statement":
         body = node.child_by_field_name("body")
-        if body is not None and body.type in _GROUPS:
+        if body is not None and body.type in GROUPS:
             return body
     return None
 

@@ -241,7 +241,14 @@ def and_or(node: Node, source: bytes, *, setsid: bool = False) -> list[Pipeline]
     `setsid`: a command may start with setsid (read in place of `CMD &` only, midline.py)."""
     kind = node.type
     if kind == "redirected_statement":
-        return and_or(_redirected_body(node, source), source, setsid=setsid)
+        found = and_or(_redirected_body(node, source), source, setsid=setsid)
+        hung = _hung_words(node, source)
+        if hung:  # `a && vite > log --port 3`: words of the last command
+            *commands, last = found[-1].commands
+            last = last._replace(words=last.words + hung)
+            _check_command(last, setsid)
+            found[-1] = Pipeline((*commands, last))
+        return found
     if kind == "list":
         pipelines: list[Pipeline] = []
         for child in node.children:
@@ -275,6 +282,16 @@ def _check_redirects(node: Node, source: bytes) -> None:
         _redirect(redirect, source)
 
 
+def _hung_words(node: Node, source: bytes) -> tuple[Word, ...]:
+    """The words the grammar hangs on a redirection after its target (`> log --port 3`),
+    which the shell gives to the command."""
+    words: list[Word] = []
+    for redirect in node.children_by_field_name("redirect"):
+        targets = [c for c in redirect.named_children if c.type != "file_descriptor"]
+        words.extend(_word(c, source) for c in targets[1:])
+    return tuple(words)
+
+
 def _redirect(node: Node, source: bytes) -> None:
     if node.type != "file_redirect":
         raise refuse_construct(node)
@@ -286,7 +303,13 @@ def _redirect(node: Node, source: bytes) -> None:
 def _command(node: Node, source: bytes, setsid: bool = False) -> Command:
     kind = node.type
     if kind == "redirected_statement":
-        return _command(_redirected_body(node, source), source, setsid)
+        body = _redirected_body(node, source)
+        command = _command(body, source, setsid)
+        hung = _hung_words(node, source)
+        if hung:  # `vite > log --port 3`: the port is vite's
+            command = command._replace(words=command.words + hung)
+            _check_command(command, setsid)
+        return command
     if kind in ("variable_assignment", "variable_assignments"):
         pairs = [node] if kind == "variable_assignment" else list(node.named_children)
         assigned = tuple(_assignment(pair, source) for pair in pairs)

@@ -31,4 +31,6 @@ if __name__ == "__main__":
         sys.stderr.write(f"usage: run_hook.py {' | '.join(AGENTS)} EVENT\n")
         sys.exit(2)
     module = __import__(f"corral.surfaces.agents.{sys.argv[1]}", fromlist=["main"])
-    sys.exit(module.main(sys.argv[2:]))
+    from corral.surfaces.claude import exit_now
+
+    exit_now(module.main(sys.argv[2:]))

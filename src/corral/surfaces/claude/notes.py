@@ -231,6 +231,7 @@ _IN_PLACE_FIELDS = {
     "before": _str,
     "after": _str,
     "statement": _str,
+    "form": _str,
 }
 
 

@@ -15,6 +15,7 @@ if __name__ == "__main__":
     for _ in range(4):
         root = root.rpartition("/")[0]
     sys.path.insert(0, root or "/")
+    from corral.surfaces.claude import exit_now
     from corral.surfaces.claude.statusline import main
 
-    sys.exit(main(sys.argv[1:]))
+    exit_now(main(sys.argv[1:]))
