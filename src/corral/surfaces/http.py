@@ -11,6 +11,7 @@ import hmac
 import logging
 import os
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -269,9 +270,11 @@ def create_app(
         )
         return _reply(listing.to_json(), listing.warnings)
 
-    # the last board built per (project, quick) from a snapshot, with its tag and when: a
-    # client asking while the snapshot is still the warm one gets it without a new build
-    boards: dict[tuple[str, float], tuple[object, dict[str, Any], list[str], str, float]] = {}
+    # the last board built per (project, quick) from a snapshot (held weakly: an old one is
+    # not kept alive for it), with its tag and when: a client asking while the snapshot is
+    # still the warm one gets it without a new build
+    Built = tuple[weakref.ref[sessions.Observed], dict[str, Any], list[str], str, float]
+    boards: dict[tuple[str, float], Built] = {}
 
     async def board_view(request: Request) -> Response:
         only_params(request, {"project", "quick"})
@@ -279,12 +282,13 @@ def create_app(
         interval = 0.0 if flag(request, "quick") else 0.1  # quick: CPU not measured
         obs = await warm.recent(RECENT)
         last = boards.get((project, interval))
-        if last is None or last[0] is not obs:
+        if last is None or last[0]() is not obs:
             view = await asyncio.to_thread(
                 board.board, Path(project), observed=obs, cpu_interval=interval
             )
             data = view.to_json()
-            last = (obs, data, view.warnings, board.tag(data, view.warnings), time.monotonic())
+            tag = board.tag(data, view.warnings)
+            last = (weakref.ref(obs), data, view.warnings, tag, time.monotonic())
             if len(boards) >= BOARDS_KEPT:
                 boards.clear()
             boards[(project, interval)] = last
