@@ -108,13 +108,13 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
             wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
             continue
         text = _wrap(wrapper, own, unit, own_specs, head.text.encode("utf-8"))
-        before, after = through_function(head.name, text, head.earlier, head.form)
+        before, after = through_function(head.name, text, head.earlier, head.form, head.guard)
         kept = source[unit.start : unit.amp + 1].decode("utf-8")
         wraps.append(
             InPlace(
                 mine[0], own, head.start, head.end, text, head=head.name, opens=unit.start,
                 amp=unit.amp, before=before, after=after, statement=before + kept + after,
-                form=head.form,
+                form=head.form, guard=head.guard,
             )
         )  # fmt: skip
     decision = Decision(
