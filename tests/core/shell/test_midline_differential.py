@@ -480,3 +480,21 @@ def test_a_users_function_running_the_runners_name_runs_it_as_written(
         compared = pool.map(lambda line: _compare(found, line, env, USERS_FUNCTION), lines)
         problems = [p for p in compared if p]
     assert not problems, f"{len(problems)} of {len(lines)} differ:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+def test_a_shell_exporting_every_variable_gives_the_job_none_of_corrals(
+    shell: str, corral_home: Path
+) -> None:
+    """`set -a` (allexport, inherited: `bash -a`, SHELLOPTS) exports every variable the
+    shell assigns: corral's own, set before the `&`, must not reach the job."""
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
+    env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    lines = [
+        "sh -c 'env | grep -c __corral' & wait $!; echo rc=$?",
+        "mkdir -p sub; cd sub && sh -c 'env | grep -c __corral' & wait $!; echo rc=$?",
+        "sh -c 'env | grep -c __corral' | sort & wait $!; echo rc=$?",
+    ]
+    problems = [p for line in lines if (p := _compare(found, line, env, "set -a\n"))]
+    assert not problems, "\n".join(problems)

@@ -79,7 +79,8 @@ def through_function(
         checks += [f'[ "${{{at}}}" != {word} ]' for at, word in enumerate(guard, 1)]
         body = f'if {" || ".join(checks)}; then command {head} "$@"; return; fi; ' + body
     function = f"function {head} {{ {body} }}"
-    define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; __corral_fn=1; }}"
+    flag = "__corral_fn=1; typeset +x __corral_fn"  # never exported, `set -a` or not
+    define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; {flag}; }}"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
     return define + "; ", f' [ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset {unset}; }};'

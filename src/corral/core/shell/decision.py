@@ -56,7 +56,8 @@ class InPlace(NamedTuple):
     guard: tuple[str, ...] | None = None  # with a head: its arguments, checked (heads.Head)
 
 
-# Set while corral's function stands for a command word (none of the user's did).
+# Set while corral's function stands for a command word (none of the user's did); never
+# exported, also where every assignment is (`set -a`): the job must not get it.
 FUNCTION_FLAG = "__corral_fn"
 # How many commands of that name the function has let through (`npm i && npm run dev &`).
 FUNCTION_COUNT = "__corral_n"
@@ -111,7 +112,7 @@ def through_function(
         body = f'if {" || ".join(checks)}; then command {head} "$@"; return; fi; {body}'
     define = (
         f"typeset -f {head} >/dev/null 2>&1 || "
-        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; }}"
+        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; typeset +x {FUNCTION_FLAG}; }}"
     )
     if not _IDENTIFIER.fullmatch(head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
