@@ -254,7 +254,9 @@ def _masked(outcome: tuple[bytes, bytes, int], text: bool) -> tuple[bytes, bytes
     return out, _PID.sub(rb"\1PID ", err), code
 
 
-def _compare(shell: str, line: str, env: dict[str, str]) -> str | None:
+def _compare(shell: str, line: str, env: dict[str, str], prefix: str = "") -> str | None:
+    """`line` run as written and as rewritten (`prefix` before each: what the agent's shell
+    sourced first, its snapshot's functions)."""
     decision = _decide(line, "/nonexistent-cwd")  # folders only feed the job's record
     assert decision.rewritten is not None
     # a command's text replaced: in the supervisor's command line (no function), or, in
@@ -265,8 +267,8 @@ def _compare(shell: str, line: str, env: dict[str, str]) -> str | None:
     )
     work = Path(tempfile.mkdtemp(prefix="corral-midline-"))
     try:
-        direct = _run(shell, line, env, work)
-        moved = _run(shell, decision.rewritten, env, work)
+        direct = _run(shell, prefix + line, env, work)
+        moved = _run(shell, prefix + decision.rewritten, env, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if _masked(direct, text) == _masked(moved, text):
@@ -442,3 +444,57 @@ def test_bash_in_posix_mode_runs_a_command_named_by_a_path_as_written(
     ]
     assert runs[0] == runs[1] and runs[0][1] == b"" and b"rc=" in runs[0][0], runs
     assert any((corral_home / "ledger").glob("*.json")) == supervised
+
+
+# A function of the user's own (Claude Code sources the shell's functions before each call)
+# that runs the runner's command word itself, as `nvm use` runs `npm --version` in a command
+# substitution: corral's function must let that call through, not run the supervisor there.
+USERS_FUNCTION = (
+    "use() { echo \"using v$(sh -c 'echo 9.1')\"; }\n"
+    'ver() { echo "version $(./job.sh --version)"; }\n'
+    "tag() { cat; echo \"tagged v$(sh -c 'echo 9.1')\"; }\n"
+)
+CALLING_THE_RUNNER = [
+    "use 20 && sh -c 'echo main' & wait $!; echo rc=$?",
+    "use 20 || sh -c 'echo never' & wait $!; echo rc=$?",
+    "cd sub && use 20 && sh -c 'pwd' & wait $!; echo rc=$?",
+    "(use 20; sh -c 'echo in-group') & wait $!; echo rc=$?",
+    "{ use 20 && sh -c 'echo in-braces'; } & wait $!; echo rc=$?",
+    "(use 20 && sh -c 'echo in-subshell') & wait $!; echo rc=$?",
+    "use 20 | sh -c 'cat; echo piped' & wait $!; echo rc=$?",
+    "sh -c 'echo first' | tag | sort & wait $!; echo rc=$?",
+    f"{JOB} ver && ./job.sh serve & wait $!; echo rc=$?",
+    f"{JOB} ./job.sh build && ver && ./job.sh serve & wait $!; echo rc=$?",
+]
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+def test_a_users_function_running_the_runners_name_runs_it_as_written(
+    shell: str, corral_home: Path
+) -> None:
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
+    env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    lines = [f"mkdir -p sub; {line}" for line in CALLING_THE_RUNNER]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        compared = pool.map(lambda line: _compare(found, line, env, USERS_FUNCTION), lines)
+        problems = [p for p in compared if p]
+    assert not problems, f"{len(problems)} of {len(lines)} differ:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+def test_a_shell_exporting_every_variable_gives_the_job_none_of_corrals(
+    shell: str, corral_home: Path
+) -> None:
+    """`set -a` (allexport, inherited: `bash -a`, SHELLOPTS) exports every variable the
+    shell assigns: corral's own, set before the `&`, must not reach the job."""
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
+    env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    lines = [
+        "sh -c 'env | grep -c __corral' & wait $!; echo rc=$?",
+        "mkdir -p sub; cd sub && sh -c 'env | grep -c __corral' & wait $!; echo rc=$?",
+        "sh -c 'env | grep -c __corral' | sort & wait $!; echo rc=$?",
+    ]
+    problems = [p for line in lines if (p := _compare(found, line, env, "set -a\n"))]
+    assert not problems, "\n".join(problems)

@@ -117,10 +117,13 @@ def test_only_backgrounded_spans_change(line: str) -> None:
         # `&`, nowhere else; the supervisor runs one of its commands, as the line has it
         assert opens <= wrap.start < wrap.end <= wrap.amp
         assert _between_words(span, argv[-1]), (line, span, argv[-1])
-        name = next(w for w in shlex.split(argv[-1]) if not _ASSIGNMENT.match(w))
-        assert name == wrap.head
+        words = shlex.split(argv[-1])
+        at_name = next(at for at, w in enumerate(words) if not _ASSIGNMENT.match(w))
+        assert words[at_name] == wrap.head
+        if wrap.guard is not None:  # the arguments the function checks: the command's own
+            assert [shlex.split(w) for w in wrap.guard] == [[w] for w in words[at_name + 1 :]]
         forms = [
-            through_function(wrap.head, wrap.text, n, form)
+            through_function(wrap.head, wrap.text, n, form, wrap.guard)
             for n in range(8)
             for form in ("async", "exec", "child")
         ]

@@ -14,10 +14,11 @@ expected rewrite is built here, independently of the code:
   command as written. Such a command is the list's last one, after any commands joined by
   `&&` or `||` (`npm i && vite`), last in a ( … ) or { …; } group or not, or one command
   of the list's last pipeline (`vite | tee log`); assignments (`PORT=3000 npm run dev`),
-  redirections anywhere among its words, a quoted word or a path are all kept. An earlier
-  command of the same name (`npm i && npm run dev`) runs through the function as it is
-  (`command npm "$@"`), counted; a name that is no identifier (`./bin/vite`, `python3.11`)
-  is defined only outside bash's POSIX mode, which refuses it;
+  redirections anywhere among its words, a quoted word or a path are all kept. Where the
+  list runs anything else, the function checks its arguments: any other call of that name
+  (`npm i && npm run dev`, or one a user's function makes, `nvm use` running `npm
+  --version`) runs as it is (`command npm "$@"`); a name that is no identifier
+  (`./bin/vite`, `python3.11`) is defined only outside bash's POSIX mode, which refuses it;
 - `[[…]]`, every other shape: the span's bytes become the command line. Which and why:
   something runs after the runner in the same process (`vite && echo done`: `exec` would
   skip it), several long runners in one list (a function leads one), an earlier command
@@ -52,7 +53,11 @@ _TO_AMP = re.compile(r".*?(?<![<>&|])&(?![&>])", re.DOTALL)
 
 
 def through_function(
-    head: str, text: str, earlier: int = 0, form: str = "async"
+    head: str,
+    text: str,
+    earlier: int = 0,
+    form: str = "async",
+    guard: tuple[str, ...] | None = None,
 ) -> tuple[str, str]:
     """What goes right before a `{{…}}` list and right after its `&`."""
     ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
@@ -69,8 +74,13 @@ def through_function(
             f'command {head} "$@"; return; fi; ' + body
         )
         unset = "__corral_fn __corral_n"
+    if guard is not None:  # other arguments: a call the list makes otherwise (`nvm use`)
+        checks = [f'[ "$#" -ne {len(guard)} ]']
+        checks += [f'[ "${{{at}}}" != {word} ]' for at, word in enumerate(guard, 1)]
+        body = f'if {" || ".join(checks)}; then command {head} "$@"; return; fi; ' + body
     function = f"function {head} {{ {body} }}"
-    define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; __corral_fn=1; }}"
+    flag = "__corral_fn=1; typeset +x __corral_fn"  # never exported, `set -a` or not
+    define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; {flag}; }}"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
     return define + "; ", f' [ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset {unset}; }};'
@@ -81,10 +91,25 @@ def _function_name(text: str) -> str:
     return next(w for w in shlex.split(text) if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w))
 
 
-def _earlier(before: str, name: str) -> int:
-    """Commands named `name` between the list's start and the command."""
+def _earlier(before: str, words: list[str]) -> int:
+    """Commands with the command's `words` between the list's start and the command."""
     commands = re.split(r"&&|\|\||[|(){}]", before.replace("^", ""))
-    return sum(1 for c in commands if c.split()[:1] and shlex.split(c)[0] == name)
+    return sum(1 for c in commands if shlex.split(c) == words)
+
+
+_WORD = re.compile(r"(?:'[^']*'|\"[^\"]*\"|[^\s'\"])+")
+
+
+def _guard(before: str, behind: str, text: str) -> tuple[str, ...] | None:
+    """The arguments the function checks (as written): where the list runs anything but the
+    command (`cd web &&`, `x |`, a group's earlier statement), which may run its name."""
+    before = before.replace("^", "").strip().lstrip("({ \n")
+    if not before and not re.search(r"(?<!\|)\|(?!\|)", behind):
+        return None
+    words = _WORD.findall(text)
+    while re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        words = words[1:]
+    return tuple(words[1:])
 
 
 def _form(before: str, behind: str) -> str:
@@ -291,8 +316,10 @@ SHAPES = [
     M("^true || false && {{vite --port 4662}} & sleep 1", 4662),
     M("^npm i && npm run build > b.log && {{npm run dev}} & sleep 1"),
     M("^npm i && {{vite« > vite.log» --port 4666}} & sleep 1", 4666),
-    M("[[npm i || npm run build && npm run dev]] & sleep 1"),
-    M("[[npm i | cat && npm run dev]] & sleep 1"),
+    M("^npm i || npm run build && {{npm run dev}} & sleep 1"),
+    M("^npm i | cat && {{npm run dev}} & sleep 1"),
+    M("[[npm run dev || npm run dev]] & sleep 1"),
+    M("[[npm run dev | cat && npm run dev]] & sleep 1"),
     M("[[echo x && echo y | vite --port 4663 && echo z]] & sleep 1", 4663),
     M("[[vite --port 4664 && echo done]] & sleep 1", 4664),
     M("[[vite --port 4665 || echo failed]] & sleep 1", 4665),
@@ -308,7 +335,7 @@ SHAPES = [
     M("^{ cd web; {{vite}}; } & sleep 1", cwds=(f"{CWD}/web",)),
     M("^(true; true && {{vite --port 4673}}) & sleep 1", 4673),
     M("^(cd web\n{{vite --port 4674}}\n) & sleep 1", 4674, cwds=(f"{CWD}/web",)),
-    N("(npm i; npm run dev) & sleep 1", "it is a ( … ) or { …; } group"),
+    M("^(npm i; {{npm run dev}}) & sleep 1"),
     N("{ vite; echo done; } & sleep 1", "it is a ( … ) or { …; } group"),
     N("(vite && echo done) & sleep 1", "it is a ( … ) or { …; } group"),
     N("(HOME=/tmp/h vite) & sleep 1", "it is a ( … ) or { …; } group"),
@@ -392,8 +419,12 @@ def _expected(case: Case, decision: Decision) -> str:
             amp = _TO_AMP.match(rest)
             assert amp is not None, rest
             form = _form(out[-1][opens:], rest[: amp.end()])
-            earlier = _earlier(out[-1][opens:], name)
-            before, after = through_function(name, text, earlier, form)
+            command = _DROPPED.sub("", match.group(2))
+            words = shlex.split(command)
+            words = words[next(at for at, w in enumerate(words) if w == name) :]
+            earlier = _earlier(out[-1][opens:], words)
+            guard = _guard(out[-1][opens:], rest[: amp.end()], command)
+            before, after = through_function(name, text, earlier, form, guard)
             out[-1] = out[-1][:opens] + before + out[-1][opens:]
             out.append(span)
         at = match.end()

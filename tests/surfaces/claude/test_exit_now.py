@@ -85,3 +85,20 @@ def test_a_reader_gone_ends_quietly_with_the_status() -> None:
         proc.wait()
         proc.stderr.close()
     assert errors == b"and the errors;"  # its own, and no report of the closed pipe
+
+
+@pytest.mark.parametrize("closed", ["1", "2"])
+def test_a_stream_closed_from_the_start_ends_with_the_status(closed: str) -> None:
+    # started with stdout (or stderr) closed, Python has no such stream (None): the hook
+    # still ends with its status (0: fail open), as `sys.exit` did, with no traceback
+    program = PROGRAM.replace("{setup}", "")
+    for write in ('sys.stdout.write("all of the output")', 'sys.stderr.write("and the errors;")'):
+        program = program.replace(write, "")
+    done = subprocess.run(
+        ["/bin/sh", "-c", f'exec "$0" -I -S -c "$1" {closed}>&-', sys.executable, program],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (3, "", "")

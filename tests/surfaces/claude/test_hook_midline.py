@@ -23,7 +23,8 @@ def test_only_the_backgrounded_server_is_rewritten(tmp_path: Path) -> None:
     command: str = new["command"]
     server = f"python3 -m http.server {port}"
     after = ' [ -z "${__corral_fn-}" ] || { unset -f python3; unset __corral_fn; };'
-    assert command.endswith(f" --async -- '{server}'; }}; __corral_fn=1; }}; {server} &{after}"
+    flag = "__corral_fn=1; typeset +x __corral_fn"
+    assert command.endswith(f" --async -- '{server}'; }}; {flag}; }}; {server} &{after}"
                             f"{tail[2:]}"), command  # fmt: skip
     words = command.split(" ")
     launcher = str(Path(hook.__file__).resolve().parents[2] / "supervisor" / "launcher.py")

@@ -58,6 +58,7 @@ LINES = [
     ("python3 -m http.server {port} --bind 127.0.0.1 &", False),
     ("python3 -m http.server {port} --bind 127.0.0.1 & sleep 1; echo up", False),
     ("cd web && npm run dev", False),
+    ("cd web && npm run dev & sleep 1", False),  # in place, its arguments checked (guard)
 ]
 
 

@@ -53,9 +53,11 @@ class InPlace(NamedTuple):
     after: str = ""
     statement: str = ""  # with a head: the command as the rewritten line has it, `&` and all
     form: str = ""  # with a head: how bash runs it (heads.ASYNC, EXEC or CHILD)
+    guard: tuple[str, ...] | None = None  # with a head: its arguments, checked (heads.Head)
 
 
-# Set while corral's function stands for a command word (none of the user's did).
+# Set while corral's function stands for a command word (none of the user's did); never
+# exported, also where every assignment is (`set -a`): the job must not get it.
 FUNCTION_FLAG = "__corral_fn"
 # How many commands of that name the function has let through (`npm i && npm run dev &`).
 FUNCTION_COUNT = "__corral_n"
@@ -63,7 +65,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def through_function(
-    head: str, text: str, earlier: int = 0, form: str = "async"
+    head: str,
+    text: str,
+    earlier: int = 0,
+    form: str = "async",
+    guard: Sequence[str] | None = None,
 ) -> tuple[str, str]:
     """What goes before `HEAD … &` and right after its `&` so that the process that runs
     HEAD runs `text` instead (the supervisor), while the line keeps its text (the shell's
@@ -79,8 +85,11 @@ def through_function(
     bash's child for `a && HEAD &` or `{ HEAD; } &` forks HEAD and waits for it: the
     supervisor is run as a command, not `exec`ed. zsh runs every one as "async" does.
 
-    `earlier`: commands of that name the list runs first (`npm i && npm run dev &`); the
-    function runs those as they are (`command NAME "$@"`), counting them. A name that is no
+    `earlier`: commands of that name and arguments the list runs first (`npm run build &&
+    npm run build &`); the function runs those as they are (`command NAME "$@"`), counting
+    them. `guard`: HEAD's arguments as written, where the list runs anything else (`nvm
+    use 20 && npm run dev &`: nvm's function runs `npm --version`); a call with other
+    arguments runs as it is (`command NAME "$@"`), uncounted. A name that is no
     identifier (`http-server`, `./bin/serve`) is a fatal error to bash in POSIX mode: there
     no function is defined and the line runs as written."""
     ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
@@ -97,9 +106,13 @@ def through_function(
             f'command {head} "$@"; return; fi; {body}'
         )
         unset = f"{FUNCTION_FLAG} {FUNCTION_COUNT}"
+    if guard is not None:
+        checks = [f'[ "$#" -ne {len(guard)} ]']
+        checks += [f'[ "${{{at}}}" != {word} ]' for at, word in enumerate(guard, 1)]
+        body = f'if {" || ".join(checks)}; then command {head} "$@"; return; fi; {body}'
     define = (
         f"typeset -f {head} >/dev/null 2>&1 || "
-        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; }}"
+        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; typeset +x {FUNCTION_FLAG}; }}"
     )
     if not _IDENTIFIER.fullmatch(head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"

@@ -15,13 +15,18 @@ midline.py reads the list). Measured with bash 5.2 and zsh 5.9; the differential
   the last command of `( … ) &` in the process forked for it, and has the process forked
   for `a && CMD &` or `{ CMD; } &` fork CMD and wait for it, each with the shell's own
   dispositions;
-- the function must not be called for anything else: another command of that name earlier
-  in the list (run through the function too) is let through with `command NAME`, counted,
-  only where it surely runs before the one led to the supervisor (an `&&`-only or
-  `||`-only list) and NAME is no builtin of either shell (zsh's `command` runs only
-  external commands); in a pipeline, never. (The shell's own messages about that earlier
-  command, `command not found` or bash's notice of it killed by a signal, then come from
-  inside a function: bash names the place "environment", zsh the function);
+- the function must lead that command alone: where the list runs anything else (`cd web
+  &&`, `nvm use 20 &&`, `cat x |`), that may be a function of the user's or a sourced
+  script which runs NAME itself (`nvm use` runs `npm --version` in a command
+  substitution), so the function lets every call whose arguments are not the command's
+  own through with `command NAME "$@"` (`guard`), and NAME must be no builtin of either
+  shell (zsh's `command` runs only external commands). Another command of that name with
+  the same arguments earlier in the list (run through the function too) is let through
+  too, counted, only where it surely runs before the one led to the supervisor (an
+  `&&`-only or `||`-only list); in a pipeline, never. (The shell's own messages about a
+  command let through, `command not found` or bash's notice of it killed by a signal,
+  then come from inside a function: bash names the place "environment", zsh the
+  function);
 - the command word must be one a function can be named, once quotes are removed (bash's
   POSIX mode refuses names that are not identifiers, and fatally: the function is defined
   only outside it), and none that is looked up before functions (reserved words,
@@ -108,6 +113,9 @@ class Head(NamedTuple):
     text: str  # what the supervisor's shell runs: its assignments and words, no redirection
     earlier: int = 0  # commands of that name the list runs before it (through `command`)
     form: str = ASYNC  # how bash runs it: ASYNC, EXEC or CHILD
+    # its arguments as written, which the function checks before it runs the supervisor,
+    # when the list runs anything else (None: nothing else can call the function)
+    guard: tuple[str, ...] | None = None
 
 
 def supervisor_variable(name: str) -> bool:
@@ -133,7 +141,8 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
         return ()
     *first, last = found[0]
     ops = set(found[1])
-    before: list[tuple[str | None, bool]] = []  # earlier command words, run directly
+    # earlier commands: their word, whether run directly, their arguments' values
+    before: list[tuple[str | None, bool, tuple[str, ...] | None]] = []
     for statement in statements:  # `(cd web; vite)`: run first, but not counted
         parts = _and_or(statement, [])
         if parts is None:
@@ -142,15 +151,15 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
             commands = _pipeline(*part)
             if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
                 return ()
-            before.extend((_command_word(c, source), False) for c, _ in commands)
+            before.extend(_earlier(c, r, source, False) for c, r in commands)
     for part in first:
         commands = _pipeline(*part)
         if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
             return ()
         piped = len(commands) > 1
-        before.extend((_command_word(c, source), not piped) for c, _ in commands)
+        before.extend(_earlier(c, r, source, not piped) for c, r in commands)
     commands = _pipeline(*last)
-    if commands is None or any(word is None for word, _ in before):
+    if commands is None or any(word is None for word, _, _ in before):
         return ()  # an earlier command word that cannot be read
     words = [_command_word(c, source) for c, _ in commands]
     found_heads = []
@@ -159,13 +168,21 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
             continue
         if not _own_assignments(command, source):
             continue
-        same = [direct for word, direct in before if word == name]
-        if same and (len(ops) > 1 or not all(same) or name in _BUILTINS):
+        arguments = _arguments(command, redirects, source)
+        if arguments is None:
+            continue
+        values = tuple(value for _, value in arguments)
+        same = [d for word, d, args in before if word == name and args in (None, values)]
+        if same and (len(ops) > 1 or not all(same)):
             continue  # it might run through the function without surely coming first
+        alone = not before and len(commands) == 1
+        if not alone and name in _BUILTINS:
+            continue  # a call let through would need `command`, which zsh gives externals
+        guard = None if alone else tuple(text for text, _ in arguments)
         text = _text(command, redirects, source)
         end = max([command.end_byte, *(r.end_byte for r in redirects)])
         form = _bash_form(group, bool(first), len(commands) > 1, bool(statements))
-        found_heads.append(Head(name, command.start_byte, end, text, len(same), form))
+        found_heads.append(Head(name, command.start_byte, end, text, len(same), form, guard))
     return tuple(found_heads)
 
 
@@ -256,6 +273,45 @@ def _command_word(command: Node, source: bytes) -> str | None:
     except Refused:
         return None
     return found.value if found.literal else None
+
+
+def _earlier(
+    command: Node, redirects: list[Node], source: bytes, direct: bool
+) -> tuple[str | None, bool, tuple[str, ...] | None]:
+    """An earlier command of the list: its word, whether the list runs it directly, and its
+    arguments' values (None: not read, and so maybe the same as the runner's)."""
+    arguments = _arguments(command, redirects, source) if command.type == "command" else None
+    values = None if arguments is None else tuple(value for _, value in arguments)
+    return _command_word(command, source), direct, values
+
+
+def _arguments(
+    command: Node, redirects: list[Node], source: bytes
+) -> tuple[tuple[str, str], ...] | None:
+    """The command's arguments (the words after its command word, the grammar's words hung
+    on a redirection included), each as written and as the command gets it; None when one
+    is not plain text."""
+    nodes = [
+        child
+        for child in command.named_children
+        if child.type not in ("command_name", "variable_assignment")
+        and not child.type.endswith("_redirect")
+    ]
+    for redirect in [
+        *redirects,
+        *(c for c in command.named_children if c.type.endswith("_redirect")),
+    ]:
+        nodes.extend([c for c in redirect.named_children if c.type != "file_descriptor"][1:])
+    found = []
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        try:
+            word = _word(node, source)
+        except Refused:
+            return None
+        if not word.literal:
+            return None
+        found.append((source[node.start_byte : node.end_byte].decode("utf-8"), word.value))
+    return tuple(found)
 
 
 def _can_name(word: str | None) -> TypeGuard[str]:

@@ -5,8 +5,8 @@ the line stays as it is.
     npm run dev & sleep 2; curl -s localhost:5173
     ->  typeset -f npm >/dev/null 2>&1 || { function npm { case $- in *m*) ;; *)
         trap '' INT QUIT;; esac; exec <supervisor> --job T … --async -- 'npm run dev'; };
-        __corral_fn=1; }; npm run dev & [ -z "${__corral_fn-}" ] || { unset -f npm;
-        unset __corral_fn; }; sleep 2; curl -s localhost:5173
+        __corral_fn=1; typeset +x __corral_fn; }; npm run dev & [ -z "${__corral_fn-}" ]
+        || { unset -f npm; unset __corral_fn; }; sleep 2; curl -s localhost:5173
 
 The command keeps its text (bash's job notices name it as written): a function of its
 command word, defined just before the backgrounded list and removed just after its `&`,
@@ -108,13 +108,13 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
             wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
             continue
         text = _wrap(wrapper, own, unit, own_specs, head.text.encode("utf-8"))
-        before, after = through_function(head.name, text, head.earlier, head.form)
+        before, after = through_function(head.name, text, head.earlier, head.form, head.guard)
         kept = source[unit.start : unit.amp + 1].decode("utf-8")
         wraps.append(
             InPlace(
                 mine[0], own, head.start, head.end, text, head=head.name, opens=unit.start,
                 amp=unit.amp, before=before, after=after, statement=before + kept + after,
-                form=head.form,
+                form=head.form, guard=head.guard,
             )
         )  # fmt: skip
     decision = Decision(

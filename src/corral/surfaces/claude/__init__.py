@@ -56,6 +56,8 @@ def exit_now(code: int) -> "NoReturn":
 
     failed = False
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # the process started with that descriptor closed
+            continue
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe, or a stream closed already

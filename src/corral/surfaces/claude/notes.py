@@ -218,6 +218,10 @@ def _str(value: object) -> bool:
     return isinstance(value, str)
 
 
+def _no_words_or_words(value: object) -> bool:
+    return value is None or (isinstance(value, list) and all(isinstance(w, str) for w in value))
+
+
 # Each field of an in-place rewrite (core.shell.decision.InPlace) and the shape its value has.
 _IN_PLACE_FIELDS = {
     "job": _int,
@@ -232,6 +236,7 @@ _IN_PLACE_FIELDS = {
     "after": _str,
     "statement": _str,
     "form": _str,
+    "guard": _no_words_or_words,
 }
 
 
@@ -247,6 +252,8 @@ def _in_place_of(value: object, jobs: int) -> InPlace | None:
     if not all(check(value[name]) for name, check in _IN_PLACE_FIELDS.items()):
         return None
     wrap = InPlace(**value)
+    if wrap.guard is not None:  # a JSON list
+        wrap = wrap._replace(guard=tuple(wrap.guard))
     if not (0 <= wrap.job < jobs and is_token(wrap.token) and 0 <= wrap.start <= wrap.end):
         return None
     return wrap
