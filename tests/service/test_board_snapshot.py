@@ -42,7 +42,7 @@ def started(tmp_path: Path) -> Iterator[dict[str, dict[str, Any]]]:
         "busy": start_job(BUSY, cwd=folder),
         "idle": start_job("sleep 300", cwd=folder),
         "failed": start_job("exit 3", cwd=folder),
-        "orphan": start_job("sleep 301", cwd=folder),
+        "orphan": start_job("exec sleep 301", cwd=folder),  # one process under any sh
     }
     os.kill(made["orphan"]["pid"], signal.SIGKILL)
     wait_for(lambda: not alive(made["orphan"]["pid"]), what="the supervisor's death")
