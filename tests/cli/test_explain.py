@@ -8,6 +8,15 @@ import pytest
 
 from tests.helpers import corral
 
+# What corral puts around a command whose text it keeps: `$_` saved before the list, the
+# flag of its own function, and the removal, called with `$_` as it was.
+SAVED = "__corral_us=$_; typeset +x __corral_us; "
+FLAG = "__corral_fn=1; typeset +x __corral_fn"
+REMOVE_NPM = (
+    ' function __corral_end { [ -z "${__corral_fn-}" ] || { unset -f npm; unset __corral_fn; };'
+    ' unset -f __corral_end; unset __corral_us; }; __corral_end "$__corral_us";'
+)
+
 
 def _row(out: str, start: str) -> str:
     """The first row of `corral explain`'s text that starts so."""
@@ -19,10 +28,9 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
     assert out.startswith("supervised in place: each long runner"), out
     rows = out.splitlines()
     shell = rows[rows.index("The agent's shell runs:") + 1]
-    after = ' [ -z "${__corral_fn-}" ] || { unset -f npm; unset __corral_fn; };'
-    flag = "__corral_fn=1; typeset +x __corral_fn"
+    after, flag = REMOVE_NPM, FLAG
     assert shell.endswith(f"; }}; {flag}; }}; npm run dev &{after} sleep 1; echo hi")
-    assert shell.startswith("  typeset -f npm >/dev/null 2>&1 || { function npm { ")
+    assert shell.startswith(f"  {SAVED}typeset -f npm >/dev/null 2>&1 || {{ function npm {{ ")
     assert " --detached " in shell and " --async -- 'npm run dev'; }" in shell
     job = next(r for r in rows if r.startswith("  job: "))
     assert job.startswith(f"  job: npm run dev  (in {tmp_path}, identity ")
@@ -44,15 +52,12 @@ def test_a_list_sent_to_the_background_becomes_the_supervisors_command_line(
 def test_the_last_command_of_a_list_keeps_its_text(tmp_path: Path) -> None:
     out = corral("explain", "--", "npm ci && npm run dev & sleep 1", cwd=tmp_path).stdout
     rewritten = _row(out, "    rewritten in place: ")
-    assert rewritten.startswith("    rewritten in place: typeset -f npm >/dev/null 2>&1 || {")
+    assert rewritten.startswith(f"    rewritten in place: {SAVED}typeset -f npm >/dev/null 2>&1")
     # `npm ci` (or any call but `npm run dev`: a user's function may make one) runs as is
     guard = '[ "$#" -ne 2 ] || [ "${1}" != run ] || [ "${2}" != dev ]'
     assert f'function npm {{ if {guard}; then command npm "$@"; return; fi;' in rewritten
     assert " --async -- 'npm run dev'; return; fi; case $- in" in rewritten
-    assert rewritten.endswith(
-        "; }; __corral_fn=1; typeset +x __corral_fn; }; npm ci && npm run dev & "
-        '[ -z "${__corral_fn-}" ] || { unset -f npm; unset __corral_fn; };'
-    )
+    assert rewritten.endswith(f"; }}; {FLAG}; }}; npm ci && npm run dev &{REMOVE_NPM}")
     assert (
         "    (its text is kept: a function of its command word runs the supervisor in\n"
         "    its place; in bash the list's own process runs it as a command of its\n"

@@ -83,7 +83,13 @@ def through_function(
     define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; {flag}; }}"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
-    return define + "; ", f' [ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset {unset}; }};'
+    saved = "__corral_us=$_; typeset +x __corral_us; "  # `$_` as before the list
+    removal = (
+        f'[ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset {unset}; }}; '
+        "unset -f __corral_end; unset __corral_us;"
+    )  # called with `$_` as it was: after the call, `$_` is its last argument
+    after = f' function __corral_end {{ {removal} }}; __corral_end "$__corral_us";'
+    return saved + define + "; ", after
 
 
 def _function_name(text: str) -> str:

@@ -22,7 +22,11 @@ def test_only_the_backgrounded_server_is_rewritten(tmp_path: Path) -> None:
     assert {k: v for k, v in new.items() if k != "command"} == {"description": "d", "timeout": 9000}
     command: str = new["command"]
     server = f"python3 -m http.server {port}"
-    after = ' [ -z "${__corral_fn-}" ] || { unset -f python3; unset __corral_fn; };'
+    after = (
+        ' function __corral_end { [ -z "${__corral_fn-}" ] || { unset -f python3; '
+        "unset __corral_fn; }; unset -f __corral_end; unset __corral_us; }; "
+        '__corral_end "$__corral_us";'
+    )
     flag = "__corral_fn=1; typeset +x __corral_fn"
     assert command.endswith(f" --async -- '{server}'; }}; {flag}; }}; {server} &{after}"
                             f"{tail[2:]}"), command  # fmt: skip

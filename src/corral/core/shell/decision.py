@@ -61,6 +61,10 @@ class InPlace(NamedTuple):
 FUNCTION_FLAG = "__corral_fn"
 # How many commands of that name the function has let through (`npm i && npm run dev &`).
 FUNCTION_COUNT = "__corral_n"
+# `$_` as it was before the list: `CMD &` leaves it alone, corral's own commands set it, and
+# after a function call it is the call's last argument: the removal is such a call.
+SAVED_LAST = "__corral_us"
+REMOVAL = "__corral_end"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -91,7 +95,10 @@ def through_function(
     use 20 && npm run dev &`: nvm's function runs `npm --version`); a call with other
     arguments runs as it is (`command NAME "$@"`), uncounted. A name that is no
     identifier (`http-server`, `./bin/serve`) is a fatal error to bash in POSIX mode: there
-    no function is defined and the line runs as written."""
+    no function is defined and the line runs as written.
+
+    `$_` right after the `&` is what it was before the list, as without corral: the removal
+    is a function called with it as its last argument, and removes itself too."""
     ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
     body = f"{ignore} exec {text};"
     if form == "exec":
@@ -116,8 +123,13 @@ def through_function(
     )
     if not _IDENTIFIER.fullmatch(head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
-    after = f' [ -z "${{{FUNCTION_FLAG}-}}" ] || {{ unset -f {head}; unset {unset}; }};'
-    return define + "; ", after
+    saved = f"{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; "
+    removal = (
+        f'[ -z "${{{FUNCTION_FLAG}-}}" ] || {{ unset -f {head}; unset {unset}; }}; '
+        f"unset -f {REMOVAL}; unset {SAVED_LAST};"
+    )
+    after = f' function {REMOVAL} {{ {removal} }}; {REMOVAL} "${SAVED_LAST}";'
+    return saved + define + "; ", after
 
 
 class Decision(NamedTuple):

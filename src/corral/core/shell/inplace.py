@@ -3,10 +3,12 @@ mid-line: each such command alone goes under a supervisor of its own, every othe
 the line stays as it is.
 
     npm run dev & sleep 2; curl -s localhost:5173
-    ->  typeset -f npm >/dev/null 2>&1 || { function npm { case $- in *m*) ;; *)
-        trap '' INT QUIT;; esac; exec <supervisor> --job T … --async -- 'npm run dev'; };
-        __corral_fn=1; typeset +x __corral_fn; }; npm run dev & [ -z "${__corral_fn-}" ]
-        || { unset -f npm; unset __corral_fn; }; sleep 2; curl -s localhost:5173
+    ->  __corral_us=$_; typeset +x __corral_us; typeset -f npm >/dev/null 2>&1 || {
+        function npm { case $- in *m*) ;; *) trap '' INT QUIT;; esac; exec <supervisor>
+        --job T … --async -- 'npm run dev'; }; __corral_fn=1; typeset +x __corral_fn; };
+        npm run dev & function __corral_end { [ -z "${__corral_fn-}" ] || { unset -f npm;
+        unset __corral_fn; }; unset -f __corral_end; unset __corral_us; }; __corral_end
+        "$__corral_us"; sleep 2; curl -s localhost:5173
 
 The command keeps its text (bash's job notices name it as written): a function of its
 command word, defined just before the backgrounded list and removed just after its `&`,
