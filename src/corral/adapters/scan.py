@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import psutil
@@ -499,6 +499,22 @@ def job_pids(
     return list(pids)
 
 
+def jobs_pids(
+    snap: Snapshot,
+    jobs: Mapping[str, tuple[int, Sequence[int]]],
+    marked: Mapping[str, Iterable[int]] | None = None,
+) -> dict[str, list[int]]:
+    """Each job's processes in `snap`, given (supervisor pid, extra pids) for each: `job_pids`
+    with the extra pids' descendants, and the pids `marked` with the job's CORRAL_JOB."""
+    kids = snap.children()
+    found = {}
+    for job, (root, extra) in jobs.items():
+        under = [pid for p in extra for pid in snap.descendants(p, kids)]
+        more = marked.get(job, ()) if marked is not None else ()
+        found[job] = job_pids(snap, root, [*extra, *under, *more], kids)
+    return found
+
+
 def job_usage(snap: Snapshot, pids: Iterable[int]) -> Usage:
     alive = [p for p in pids if p in snap.procs]
     return Usage(
@@ -517,23 +533,18 @@ def usage(jobs: Mapping[str, tuple[int, Iterable[int]]], interval: float = 0.1) 
     Linux reads only those processes (`jobs_snapshot`); elsewhere the whole machine is read,
     and a process carrying a job's CORRAL_JOB marker counts too. CPU % is measured over
     `interval` seconds, shared by all jobs (one wait in all)."""
-    extras = {job: list(extra) for job, (_, extra) in jobs.items()}
+    given = {job: (root, list(extra)) for job, (root, extra) in jobs.items()}
     by_marker: dict[str, list[int]] = {}
     if _LINUX:
-        roots = [root for root, _ in jobs.values()] + [p for e in extras.values() for p in e]
-        snap = jobs_snapshot(roots, supervisors={root for root, _ in jobs.values()})
+        roots = [root for root, _ in given.values()] + [p for _, e in given.values() for p in e]
+        snap = jobs_snapshot(roots, supervisors={root for root, _ in given.values()})
     else:
         snap = take()
         for proc in snap.procs.values():
             token = proc.markers.get("CORRAL_JOB")
             if token is not None and token in jobs:
                 by_marker.setdefault(token, []).append(proc.pid)
-    kids = snap.children()
-    members = {}
-    for job, (root, _) in jobs.items():
-        extra = extras[job]
-        under_extra = [pid for p in extra for pid in snap.descendants(p, kids)]
-        members[job] = job_pids(snap, root, [*extra, *under_extra, *by_marker.get(job, ())], kids)
+    members = jobs_pids(snap, given, by_marker)
     snap = with_cpu(snap, [pid for pids in members.values() for pid in pids], interval)
     return {job: job_usage(snap, pids) for job, pids in members.items()}
 

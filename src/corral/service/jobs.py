@@ -214,11 +214,7 @@ def seen_jobs(
     from corral.adapters import scan
 
     shown = _shown(records, include_finished, session, snap)
-    kids = snap.children()
-    found = {}
-    for job, (root, extra) in _live(shown).items():
-        under = [pid for p in extra for pid in snap.descendants(p, kids)]
-        found[job] = scan.job_pids(snap, root, [*extra, *under], kids)
+    found = scan.jobs_pids(snap, _live(shown))
     unmeasured = [
         pid
         for pids in found.values()
