@@ -233,12 +233,14 @@ def _views(shown: Sequence[_Seen], usage: dict[str, Any]) -> list[JobView]:
     logs are kept under their cap on the way (readers trim the logs no supervisor watches)."""
     running = [record for record, state, _, _ in shown if state in LIVE_STATES]
     if running:
+        from corral import config
         from corral.service import logs
 
+        cap = config.log_max_bytes()  # once per listing, not once per job
         for record in running:
             path = record.extra.get("log")
-            if isinstance(path, str) and logs.is_own(path):
-                logs.trim(path)
+            if isinstance(path, str):
+                logs.trim(path, cap)  # corral's own logs only (trim checks)
     now = time.time()
     jobs = []
     for record, state, note, _ in shown:
