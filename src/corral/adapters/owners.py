@@ -150,7 +150,6 @@ class _OwnerWalk:
             # the processes started since the last walk, youngest first: corral's jobs, not
             # the machine's old daemons, are the likely owners of a new socket
             cutoff = min((u.until for u in self.unseen.values()), default=float("inf"))
-            maybe = procs if new is None else new
             held = None
             if ahead is not None and not self.unseen and within is None:
                 held = ahead.holders(self.full)
@@ -158,16 +157,15 @@ class _OwnerWalk:
                 older = sorted(procs, key=lambda p: -p.start)
                 found = _first_held(held, _both_ends([p.pid for p in older]))
             else:
+                maybe = procs if new is None else new
                 young = sorted((p for p in maybe if p.start >= cutoff), key=lambda p: -p.start)
                 found = _net.owners([*self.unseen, *self.full], [p.pid for p in young])
-            rest = [inode for inode in self.full if inode not in found]
-            if held is not None or not rest:
-                pass
-            elif within is not None:
-                found |= _net.owners(rest, within)
-            else:
-                older = sorted((p for p in procs if p.start < cutoff), key=lambda p: -p.start)
-                found |= _net.owners(rest, _both_ends([p.pid for p in older]))
+                rest = [inode for inode in self.full if inode not in found]
+                if rest and within is not None:
+                    found |= _net.owners(rest, within)
+                elif rest:
+                    older = sorted((p for p in procs if p.start < cutoff), key=lambda p: -p.start)
+                    found |= _net.owners(rest, _both_ends([p.pid for p in older]))
         cache: dict[int, _net.Owner | _net.Unseen] = {}
         listed: list[tuple[_net.Socket, int | None]] = []
         for inode, sock in self.sockets.items():

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 
-from corral.core.shell.parse import Refused, _word
+from corral.core.shell.parse import Refused, _word, hung_on
 from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.record import SESSION_VARIABLES
 
@@ -148,16 +148,11 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
         if parts is None:
             return ()
         for part in parts[0]:
-            commands = _pipeline(*part)
-            if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
+            if not _read_earlier(part, source, before, counted=False):
                 return ()
-            before.extend(_earlier(c, r, source, False) for c, r in commands)
     for part in first:
-        commands = _pipeline(*part)
-        if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
+        if not _read_earlier(part, source, before, counted=True):
             return ()
-        piped = len(commands) > 1
-        before.extend(_earlier(c, r, source, not piped) for c, r in commands)
     commands = _pipeline(*last)
     if commands is None or any(word is None for word, _, _ in before):
         return ()  # an earlier command word that cannot be read
@@ -184,6 +179,23 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
         form = _bash_form(group, bool(first), len(commands) > 1, bool(statements))
         found_heads.append(Head(name, command.start_byte, end, text, len(same), form, guard))
     return tuple(found_heads)
+
+
+def _read_earlier(
+    part: tuple[Node, list[Node]],
+    source: bytes,
+    before: list[tuple[str | None, bool, tuple[str, ...] | None]],
+    counted: bool,
+) -> bool:
+    """Add the commands of an earlier pipeline `part` to `before` (see `_earlier`; run
+    directly when `counted` and not piped); False when it is no plain pipeline or sets one
+    of SUPERVISOR_VARIABLES for what follows."""
+    commands = _pipeline(*part)
+    if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
+        return False
+    direct = counted and len(commands) == 1
+    before.extend(_earlier(c, r, source, direct) for c, r in commands)
+    return True
 
 
 def _bash_form(group: str | None, earlier: bool, piped: bool, statements: bool) -> str:
@@ -301,7 +313,7 @@ def _arguments(
         *redirects,
         *(c for c in command.named_children if c.type.endswith("_redirect")),
     ]:
-        nodes.extend([c for c in redirect.named_children if c.type != "file_descriptor"][1:])
+        nodes.extend(hung_on(redirect))
     found = []
     for node in sorted(nodes, key=lambda n: n.start_byte):
         try:
@@ -352,6 +364,5 @@ def _text(command: Node, redirects: list[Node], source: bytes) -> str:
         else:
             pieces.append((child.start_byte, child.end_byte))
     for redirect in redirects:
-        targets = [c for c in redirect.named_children if c.type != "file_descriptor"]
-        pieces.extend((c.start_byte, c.end_byte) for c in targets[1:])
+        pieces.extend((c.start_byte, c.end_byte) for c in hung_on(redirect))
     return " ".join(source[a:b].decode("utf-8") for a, b in sorted(pieces))

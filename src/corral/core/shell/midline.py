@@ -25,6 +25,7 @@ from corral.core.shell.parse import (
     Unreadable,
     _check_redirects,
     and_or,
+    hung_on,
     refuse_construct,
     syntax_tree,
 )
@@ -204,7 +205,7 @@ def _span(node: Node) -> tuple[int, int]:
 def _one_target(redirect: Node) -> bool:
     """`> log`, not `> log --host x`: the grammar hangs words after a redirection's target
     on the redirection, where the shell gives them to the command."""
-    return len([c for c in redirect.named_children if c.type != "file_descriptor"]) == 1
+    return not hung_on(redirect)
 
 
 def _group(node: Node) -> Node | None:

@@ -283,13 +283,17 @@ def _check_redirects(node: Node, source: bytes) -> None:
 
 
 def _hung_words(node: Node, source: bytes) -> tuple[Word, ...]:
-    """The words the grammar hangs on a redirection after its target (`> log --port 3`),
-    which the shell gives to the command."""
+    """The words the grammar hangs on `node`'s redirections (see `hung_on`)."""
     words: list[Word] = []
     for redirect in node.children_by_field_name("redirect"):
-        targets = [c for c in redirect.named_children if c.type != "file_descriptor"]
-        words.extend(_word(c, source) for c in targets[1:])
+        words.extend(_word(c, source) for c in hung_on(redirect))
     return tuple(words)
+
+
+def hung_on(redirect: Node) -> list[Node]:
+    """The words the grammar hangs on a redirection after its target (`> log --port 3`),
+    which the shell gives to the command."""
+    return [c for c in redirect.named_children if c.type != "file_descriptor"][1:]
 
 
 def _redirect(node: Node, source: bytes) -> None:
