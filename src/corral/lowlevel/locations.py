@@ -77,6 +77,16 @@ def ledger_dir() -> str:
     return home_dir() + "/ledger"
 
 
+def shims_dir() -> str:
+    """Programs bash runs for a command word in one line (core.shell.decision.shim_script),
+    one folder per job token."""
+    return home_dir() + "/shims"
+
+
+def shim_path(token: str, name: str) -> str:
+    return f"{shims_dir()}/{token}/{name}"
+
+
 def log_path() -> str:
     """corral's own log (one line per internal error of the hook, status line, supervisor)."""
     return home_dir() + "/corral.log"

@@ -344,4 +344,52 @@ def admit_reading(
                 data.update(holder_pid=holder, holder_started_at=me)
             for key in _keys(job):
                 _reserve(key, data)
+        write_shims(decision)
         return decision
+
+
+SHIM_SECONDS = 7 * 86400.0  # a line's shims outlive it: its list may run for days
+
+
+def write_shims(decision: Decision) -> None:
+    """Put in place the programs a wrapped line's text names for bash to find its commands
+    through (core.shell.decision.shim_script), each whole (a rename), mode 0700, in its
+    job's private folder; a line whose program is missing uses its function instead.
+    Folders older than SHIM_SECONDS are swept: a line ran long ago with them."""
+    from corral.core.shell.decision import shim_script
+    from corral.lowlevel import locations
+
+    wraps = [w for w in decision.in_place if w.shim and w.head]
+    for wrap in wraps:
+        assert wrap.head is not None
+        if wrap.shim != locations.shim_path(wrap.token, wrap.head):
+            continue  # (a note's: only the path corral gives the job is written)
+        folder = locations.ensure_private(os.path.dirname(wrap.shim))
+        temp = f"{wrap.shim}.{os.getpid()}.tmp"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o700)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(shim_script(wrap))
+        os.replace(temp, wrap.shim)
+        os.utime(folder)
+    if wraps:
+        _sweep_shims(time.time())
+
+
+def _sweep_shims(now: float) -> None:
+    from corral.lowlevel import locations
+
+    try:
+        with os.scandir(locations.shims_dir()) as entries:
+            old = [
+                e.path
+                for e in entries
+                if e.is_dir(follow_symlinks=False)
+                and now - e.stat(follow_symlinks=False).st_mtime > SHIM_SECONDS
+            ]
+    except OSError:
+        return
+    if old:
+        import shutil
+
+        for path in old:
+            shutil.rmtree(path, ignore_errors=True)

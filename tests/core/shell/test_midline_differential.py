@@ -15,8 +15,11 @@ line get another text, and only there is it masked: a command whose bytes become
 supervisor's command line (no function can stand for it: `vite && echo done`, `HOME=/x
 vite`, two runners in one list), whose notice names that command line; and under bash a
 list's or a { …; } group's own process (`a && CMD &`), which forks CMD and reports its
-death itself, naming the supervisor it forks in CMD's place. test_bashs_signal_notice_*
-and test_a_lists_own_process_names_the_supervisor_in_its_notice pin each.
+death itself, where a function must stand for CMD (a name with a `/`: `./job.sh serve`),
+naming the supervisor it forks in CMD's place. Elsewhere in such a list bash finds
+corral's program for CMD's name in its hash table (supervisor/shim.py) and the notice is
+the line's own. test_bashs_signal_notice_*, test_a_lists_own_process_names_the_command_*
+and test_where_a_function_stands_for_the_command_* pin each.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from corral.core.shell.plan import Decision, decide, quote_for_wrapper
+from corral.service.admission import write_shims
 from tests.helpers import LAUNCHER, pids_with_env, wait_for, zsh_or_skip
 from tests.lines_corpus import STDIN
 from tests.test_transparency import line_environment
@@ -219,6 +223,7 @@ def _decide(line: str, cwd: str) -> Decision:
         extra_runners=EXTRA,
     )
     assert d.action == "wrap" and d.mode == "in-place" and d.rewritten, (line, d)
+    write_shims(d)  # as the hook does when it reserves the jobs
     return d
 
 
@@ -260,9 +265,10 @@ def _compare(shell: str, line: str, env: dict[str, str], prefix: str = "") -> st
     decision = _decide(line, "/nonexistent-cwd")  # folders only feed the job's record
     assert decision.rewritten is not None
     # a command's text replaced: in the supervisor's command line (no function), or, in
-    # bash, in the notice of the list's own process, which forks the supervisor in its place
+    # bash, in the notice of the list's own process, which forks the supervisor in its
+    # place when a function must stand for the command (no program bash finds for it)
     text = any(
-        wrap.head is None or (wrap.form == "child" and "bash" in shell)
+        wrap.head is None or (wrap.form == "child" and "bash" in shell and not wrap.shim)
         for wrap in decision.in_place
     )
     work = Path(tempfile.mkdtemp(prefix="corral-midline-"))
@@ -393,36 +399,98 @@ def test_bashs_signal_notice_differs_only_by_the_command_text(
     assert moved.endswith(" --async -- " + quote_for_wrapper(span))
 
 
-@pytest.mark.parametrize(
-    ("line", "redirect"),
-    [
-        ("true && sh -c 'kill -HUP $$' & wait $!; echo rc=$?", b""),
-        ("{ sh >/dev/null -c 'kill -HUP $$'; } & wait $!; echo rc=$?", b" > /dev/null"),
-    ],
-)
-def test_a_lists_own_process_names_the_supervisor_in_its_notice(
+LISTS = [
+    ("true && sh -c 'kill -HUP $$' & wait $!; echo rc=$?", b""),
+    ("{ sh >/dev/null -c 'kill -HUP $$'; } & wait $!; echo rc=$?", b" > /dev/null"),
+    ("cd / && sh -c 'kill -KILL $$' & wait $!; echo rc=$?", b""),
+]
+
+
+@pytest.mark.parametrize(("line", "redirect"), LISTS)
+def test_a_lists_own_process_names_the_command_in_its_notice(
     line: str, redirect: bytes, corral_home: Path
 ) -> None:
     """bash runs `a && CMD &` and `{ CMD; } &` in a process of its own that forks CMD and
-    reports it killed by a signal, naming CMD as it parsed it. corral's function keeps that
-    process, `$!` and CMD's dispositions as they are, and runs the supervisor as the
-    command that process forks: its notice then names the supervisor's command line (the
-    one text no function can keep there). Everything else is as without corral."""
+    reports it killed by a signal, naming CMD as it parsed it. There bash finds corral's
+    program for CMD's name (hashed: decision.through_function) and runs it as it would the
+    real one, so the notice is the line's own, pid aside, and so is everything else."""
     env = line_environment({"CORRAL_HOME": str(corral_home)})
-    decision = decide(
-        line, background=False, cwd="/", home="/", wrapper=WRAPPER, extra_runners=EXTRA
-    )
-    assert decision.rewritten is not None and decision.in_place[0].form == "child"
-    moved = decision.in_place[0].text
+    decision = _decide(line, "/")
+    assert decision.in_place[0].form == "child" and decision.in_place[0].shim
+    rewritten = decision.rewritten
+    assert rewritten is not None
+    runs = [_run("/bin/bash", text, env, corral_home / "work") for text in (line, rewritten)]
+    (out, err, code), (out2, err2, code2) = (_masked(run, False) for run in runs)
+    assert (out, code) == (out2, code2) and out.startswith(b"rc=1")
+    assert b"/bin/bash: line 1: PID " in err and redirect in err
+    assert err2 == err
+    assert any((corral_home / "ledger").glob("*.json"))  # and it was supervised
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "job.sh hup || job.sh serve & wait $!; echo rc=$?",
+        "cd / && job.sh hup || job.sh serve & wait $!; echo rc=$?",
+        "{ job.sh hup; job.sh serve; } & wait $!; echo rc=$?",
+        "( job.sh hup || job.sh serve ) & wait $!; echo rc=$?",
+    ],
+)
+def test_bashs_notice_of_an_earlier_command_of_that_name_is_the_lines_own(
+    line: str, corral_home: Path
+) -> None:
+    """A command of the job's name that the list runs too, with other arguments, runs
+    through corral's program as the real one would (supervisor/shim.py): killed by a
+    signal, it is reported by bash as the line has it, not from inside a function."""
+    folder = corral_home / "bin"
+    folder.mkdir()
+    script = folder / "job.sh"
+    script.write_text('#!/bin/sh\n[ "$1" = hup ] && kill -HUP $$; echo "${0##*/} $*"\n')
+    script.chmod(0o755)
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    env["PATH"] = f"{folder}:{env['PATH']}"
+    decision = _decide(line, "/")
+    assert [wrap.head for wrap in decision.in_place if wrap.shim] == ["job.sh"]
+    rewritten = decision.rewritten
+    assert rewritten is not None
+    runs = [_run("/bin/bash", t, env, corral_home / "work") for t in (line, rewritten)]
+    first, second = (_masked(run, False) for run in runs)
+    assert first == second
+    assert b"job.sh serve\n" in first[0] and b"Hangup" in first[1], first
+    assert any((corral_home / "ledger").glob("*.json"))
+
+
+@pytest.mark.parametrize(
+    ("prefix", "line"),
+    [
+        ("", "true && sh -c 'kill -HUP $$' & wait $!; echo rc=$?"),  # its program removed
+        ("use() { :; }; ", "use 20 && sh -c 'kill -HUP $$' & wait $!; echo rc=$?"),
+    ],
+)
+def test_where_a_function_stands_for_the_command_its_notice_names_the_supervisor(
+    prefix: str, line: str, corral_home: Path
+) -> None:
+    """Where corral's function must lead the command (its program missing, or an earlier
+    command of the list a function of the user's, which may change PATH and so empty bash's
+    table: nvm's), the list's process forks the supervisor in the command's place, and its
+    notice names the supervisor's command line, from inside a function ("environment").
+    Everything else is as without corral."""
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    decision = _decide(line, "/")
+    wrap = decision.in_place[0]
+    assert wrap.form == "child" and wrap.shim
+    if not prefix:
+        os.unlink(wrap.shim)
+    rewritten = decision.rewritten
+    assert rewritten is not None
     runs = [
-        _run("/bin/bash", text, env, corral_home / "work") for text in (line, decision.rewritten)
+        _run("/bin/bash", prefix + text, env, corral_home / "work") for text in (line, rewritten)
     ]
     (out, err, code), (out2, err2, code2) = (_masked(run, False) for run in runs)
     assert (out, code) == (out2, code2) == (b"rc=129\n", 0)
     padded = b": line 1: PID Hangup                  "
-    assert err == b"/bin/bash" + padded + b"sh -c 'kill -HUP $$'" + redirect + b"\n"
-    # bash names the place a function it was given runs from "environment"
-    assert err2 == b"environment" + padded + moved.encode() + b"\n"
+    assert err == b"/bin/bash" + padded + b"sh -c 'kill -HUP $$'\n"
+    assert err2 == b"environment" + padded + wrap.text.encode() + b"\n"
 
 
 @pytest.mark.parametrize(

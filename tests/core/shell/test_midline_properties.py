@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corral.core.shell.plan import decide
+from corral.lowlevel.locations import shim_path
 from tests.core.shell.test_midline_table import through_function
 
 CWD = "/w/proj"
@@ -122,8 +123,16 @@ def test_only_backgrounded_spans_change(line: str) -> None:
         assert words[at_name] == wrap.head
         if wrap.guard is not None:  # the arguments the function checks: the command's own
             assert [shlex.split(w) for w in wrap.guard] == [[w] for w in words[at_name + 1 :]]
+        first: tuple[str, ...] = ()
+        if wrap.shim:  # bash may find corral's program for the name: the job's own path
+            assert wrap.shim == shim_path(wrap.token, wrap.head)
+            assert wrap.values is not None and len(wrap.values) == len(words) - at_name - 1
+            checked = re.search(r"&& ! \{ (.*?); \} >/dev/null 2>&1; then", wrap.before)
+            if checked:
+                first = tuple(shlex.split(w.removeprefix("typeset -f "))[0]
+                              for w in checked.group(1).split(" || "))  # fmt: skip
         forms = [
-            through_function(wrap.head, wrap.text, n, form, wrap.guard)
+            through_function(wrap.head, wrap.text, n, form, wrap.guard, wrap.shim, first)
             for n in range(8)
             for form in ("async", "exec", "child")
         ]

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import pytest
 
 from corral.core.shell.plan import Decision, LiveJob, decide, quote_for_wrapper
+from corral.lowlevel import locations
 
 CWD = "/w/proj"
 HOME = "/home/u"
@@ -52,12 +53,14 @@ _MARK = re.compile(r"\[\[(.*?)\]\]|\{\{(.*?)\}\}", re.DOTALL)
 _TO_AMP = re.compile(r".*?(?<![<>&|])&(?![&>])", re.DOTALL)
 
 
-def through_function(
+def through_function(  # noqa: PLR0917
     head: str,
     text: str,
     earlier: int = 0,
     form: str = "async",
     guard: tuple[str, ...] | None = None,
+    shim: str = "",
+    first: tuple[str, ...] = (),
 ) -> tuple[str, str]:
     """What goes right before a `{{…}}` list and right after its `&`."""
     ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
@@ -78,18 +81,68 @@ def through_function(
         checks = [f'[ "$#" -ne {len(guard)} ]']
         checks += [f'[ "${{{at}}}" != {word} ]' for at, word in enumerate(guard, 1)]
         body = f'if {" || ".join(checks)}; then command {head} "$@"; return; fi; ' + body
-    function = f"function {head} {{ {body} }}"
-    flag = "__corral_fn=1; typeset +x __corral_fn"  # never exported, `set -a` or not
+    function = f"function {head} {{ {body} }}; __corral_fn=1"
+    forget = f"unset -f {head}; unset {unset};"
+    if shim:  # bash runs corral's program for the name, found in its hash table
+        hashed = (
+            f'[ -n "${{BASH_VERSION-}}" ] && [ -x {quote_for_wrapper(shim)} ] && '
+            f"case $- in *h*) ;; *) false;; esac && type -P {head} >/dev/null 2>&1"
+        )
+        if first:  # none of the commands run before it may be a function (nvm's)
+            functions = " || ".join(f"typeset -f {w}" for w in first)
+            hashed += f" && ! {{ {functions}; }} >/dev/null 2>&1"
+        function = (
+            f"if {hashed}; then __corral_h=${{BASH_CMDS[{head}]-}}; typeset +x __corral_h; "
+            f"hash -p {quote_for_wrapper(shim)} {head}; __corral_fn=h; else {function}; fi"
+        )
+        forget = (
+            f'if [ "$__corral_fn" = h ]; then if [ -n "$__corral_h" ]; then hash -p '
+            f'"$__corral_h" {head}; else hash -d {head}; fi; unset __corral_h __corral_fn; '
+            f"else {forget} fi;"
+        )
+    flag = "typeset +x __corral_fn"  # never exported, `set -a` or not
     define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; {flag}; }}"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
     saved = "__corral_us=$_; typeset +x __corral_us; "  # `$_` as before the list
     removal = (
-        f'[ -z "${{__corral_fn-}}" ] || {{ unset -f {head}; unset {unset}; }}; '
+        f'[ -z "${{__corral_fn-}}" ] || {{ {forget} }}; '
         "unset -f __corral_end; unset __corral_us;"
     )  # called with `$_` as it was: after the call, `$_` is its last argument
     after = f' function __corral_end {{ {removal} }}; __corral_end "$__corral_us";'
     return saved + define + "; ", after
+
+
+# Builtins that may set PATH, source a file or change how bash finds a command.
+_UNSAFE = {".", "alias", "builtin", "command", "declare", "enable", "eval", "exec", "export",
+           "getopts", "hash", "let", "local", "mapfile", "printf", "read", "readarray",
+           "readonly", "set", "shopt", "source", "typeset", "unalias", "unset"}  # fmt: skip
+
+
+def _shim(
+    name: str, form: str, guard: object, before: str, command: str
+) -> tuple[str, tuple[str, ...]]:
+    """The program bash finds for the name in its hash table (and the words of the commands
+    the list runs first, each checked to be no function when it runs): for any shape but
+    `CMD &` alone, a name without `/`, where every earlier command is a plain one, none of
+    _UNSAFE, and PATH is named nowhere in them or the command; else ("", ())."""
+    if (form == "async" and guard is None) or "/" in name:
+        return "", ()
+    *earlier, _ = re.split(r"&&|\|\||[;\n(){}]", before.replace("^", ""))
+    first: list[str] = []
+    for part in [p for chunk in earlier for p in re.split(r"(?<!\|)\|(?!\|)", chunk)]:
+        if not part.strip():
+            continue
+        if "PATH" in part:
+            return "", ()
+        words = [w for w in shlex.split(part) if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w)]
+        if not words or words[0] in _UNSAFE:
+            return "", ()
+        if words[0] != name and words[0] not in first:
+            first.append(words[0])
+    if "PATH" in command:
+        return "", ()
+    return locations.shim_path(TOKEN, name), tuple(first)
 
 
 def _function_name(text: str) -> str:
@@ -294,6 +347,10 @@ SHAPES = [
     M("[[POSIXLY_CORRECT=1 vite --port 4622]] & sleep 1", 4622),
     M("[[export HOME=/tmp/h && vite --port 4623]] & sleep 1", 4623),
     M("^export NODE_ENV=dev && {{vite --port 4624}} & sleep 1", 4624),
+    # bash finds corral's program for the name unless something before it may change PATH
+    M("^read -r v && {{vite --port 4625}} & sleep 1", 4625),
+    M("^true && {{PATH=/opt/bin:/usr/bin vite --port 4626}} & sleep 1", 4626),
+    M("^nvm use 20 && cd web && {{npm run dev}} & sleep 1", cwds=(f"{CWD}/web",)),
     M("^cd web && {{NODE_ENV=dev vite}} & sleep 1", cwds=(f"{CWD}/web",)),
     # redirections before the command word or among its words
     M("{{«>vite.log 2>&1 »vite --port 4630}} & sleep 1", 4630),
@@ -430,7 +487,10 @@ def _expected(case: Case, decision: Decision) -> str:
             words = words[next(at for at, w in enumerate(words) if w == name) :]
             earlier = _earlier(out[-1][opens:], words)
             guard = _guard(out[-1][opens:], rest[: amp.end()], command)
-            before, after = through_function(name, text, earlier, form, guard)
+            shim, first = _shim(name, form, guard, out[-1][opens:], command)
+            if shim:
+                shim = locations.shim_path(_tokens(decision)[number], name)
+            before, after = through_function(name, text, earlier, form, guard, shim, first)
             out[-1] = out[-1][:opens] + before + out[-1][opens:]
             out.append(span)
         at = match.end()

@@ -54,6 +54,11 @@ class InPlace(NamedTuple):
     statement: str = ""  # with a head: the command as the rewritten line has it, `&` and all
     form: str = ""  # with a head: how bash runs it (heads.ASYNC, EXEC or CHILD)
     guard: tuple[str, ...] | None = None  # with a head: its arguments, checked (heads.Head)
+    earlier: int = 0  # with a head: calls of its name and arguments let through first
+    # with a head bash may find through its hash table: corral's program it finds there
+    # (written by admission.write_shims before the line runs), and the arguments' values it checks
+    shim: str = ""
+    values: tuple[str, ...] | None = None
 
 
 # Set while corral's function stands for a command word (none of the user's did); never
@@ -64,16 +69,20 @@ FUNCTION_COUNT = "__corral_n"
 # `$_` as it was before the list: `CMD &` leaves it alone, corral's own commands set it, and
 # after a function call it is the call's last argument: the removal is such a call.
 SAVED_LAST = "__corral_us"
+# bash's own table entry for the command word, while corral's program stands in it.
+HASHED = "__corral_h"
 REMOVAL = "__corral_end"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def through_function(
+def through_function(  # noqa: PLR0917 - each value shapes the text
     head: str,
     text: str,
     earlier: int = 0,
     form: str = "async",
     guard: Sequence[str] | None = None,
+    shim: str = "",
+    first: Sequence[str] = (),
 ) -> tuple[str, str]:
     """What goes before `HEAD … &` and right after its `&` so that the process that runs
     HEAD runs `text` instead (the supervisor), while the line keeps its text (the shell's
@@ -97,6 +106,16 @@ def through_function(
     identifier (`http-server`, `./bin/serve`) is a fatal error to bash in POSIX mode: there
     no function is defined and the line runs as written.
 
+    `shim`: corral's program for HEAD (`shim_script`), which bash finds instead of a
+    function where it can: the process that runs HEAD then runs it as it would the real
+    program, and every message bash prints about it (a list's process reporting it killed
+    by a signal: `line 1: PID Hangup  HEAD …`) is the line's own, where one from inside a
+    function names the place "environment". The line asks for it only under bash, with
+    command hashing on, the program in place, HEAD found on PATH and none of `first` (the
+    words of the commands the list runs first) a function, which could change PATH and so
+    empty bash's table; otherwise the function stands for HEAD. The table's entry for HEAD
+    is put back right after the `&`.
+
     `$_` right after the `&` is what it was before the list, as without corral: the removal
     is a function called with it as its last argument, and removes itself too."""
     ignore = "case $- in *m*) ;; *) trap '' INT QUIT;; esac;"
@@ -117,16 +136,32 @@ def through_function(
         checks = [f'[ "$#" -ne {len(guard)} ]']
         checks += [f'[ "${{{at}}}" != {word} ]' for at, word in enumerate(guard, 1)]
         body = f'if {" || ".join(checks)}; then command {head} "$@"; return; fi; {body}'
-    define = (
-        f"typeset -f {head} >/dev/null 2>&1 || "
-        f"{{ function {head} {{ {body} }}; {FUNCTION_FLAG}=1; typeset +x {FUNCTION_FLAG}; }}"
-    )
+    function = f"function {head} {{ {body} }}; {FUNCTION_FLAG}=1"
+    forget = f"unset -f {head}; unset {unset};"
+    if shim:
+        place = quote_for_wrapper(shim)
+        others = " || ".join(f"typeset -f {shell_word(word)}" for word in first)
+        hashed = (
+            f'[ -n "${{BASH_VERSION-}}" ] && [ -x {place} ] && case $- in *h*) ;; '
+            f"*) false;; esac && type -P {head} >/dev/null 2>&1"
+        )
+        if others:
+            hashed += f" && ! {{ {others}; }} >/dev/null 2>&1"
+        function = (
+            f"if {hashed}; then {HASHED}=${{BASH_CMDS[{head}]-}}; typeset +x {HASHED}; "
+            f"hash -p {place} {head}; {FUNCTION_FLAG}=h; else {function}; fi"
+        )
+        forget = (
+            f'if [ "${FUNCTION_FLAG}" = h ]; then if [ -n "${HASHED}" ]; then hash -p '
+            f'"${HASHED}" {head}; else hash -d {head}; fi; unset {HASHED} {FUNCTION_FLAG}; '
+            f"else {forget} fi;"
+        )
+    define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; typeset +x {FUNCTION_FLAG}; }}"
     if not _IDENTIFIER.fullmatch(head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
     saved = f"{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; "
     removal = (
-        f'[ -z "${{{FUNCTION_FLAG}-}}" ] || {{ unset -f {head}; unset {unset}; }}; '
-        f"unset -f {REMOVAL}; unset {SAVED_LAST};"
+        f'[ -z "${{{FUNCTION_FLAG}-}}" ] || {{ {forget} }}; unset -f {REMOVAL}; unset {SAVED_LAST};'
     )
     after = f' function {REMOVAL} {{ {removal} }}; {REMOVAL} "${SAVED_LAST}";'
     return saved + define + "; ", after
@@ -166,15 +201,48 @@ def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
     return [(job, token) for job in decision.jobs] if token is not None else []
 
 
+def shim_script(wrap: InPlace) -> str:
+    """The program bash finds for `wrap.head` (through_function's `shim`): it runs the
+    supervisor (`wrap.text`) for the call with the command's own arguments, once the first
+    `wrap.earlier` such calls have run as they are, and any other call as it is
+    (supervisor/shim.py)."""
+    import shlex
+    import sys
+
+    from corral.lowlevel.locations import PACKAGE
+
+    argv = shlex.split(wrap.text)
+    call = f"run({wrap.head!r}, {list(wrap.values or ())!r}, {wrap.earlier}, {argv!r})"
+    return (
+        f"#!{sys.executable} -IS\n"
+        f"# corral: bash runs this for {wrap.head!r} in one line it ran (job {wrap.token})\n"
+        f"import sys\nsys.path.insert(0, {os.path.dirname(PACKAGE)!r})\n"
+        f"from corral.supervisor.shim import run\n{call}\n"
+    )
+
+
+def can_shim() -> bool:
+    """This interpreter can lead a shim's first line (`#!PATH -IS`: no space in PATH, and
+    short enough for every kernel)."""
+    import sys
+
+    return " " not in sys.executable and len(sys.executable) < 100
+
+
 def quote_for_wrapper(line: str) -> str:
     """One shell word that bash, zsh and sh read back as exactly `line`."""
     return "'" + line.replace("'", "'\\''") + "'"
 
 
+def shell_word(word: str) -> str:
+    """`word` as one shell word: as it is when plain, else quoted."""
+    return word if _SAFE_WORD.fullmatch(word) else quote_for_wrapper(word)
+
+
 def shell_words(argv: Sequence[str]) -> str:
     """A supervisor's argv (from `locations.supervisor_argv`, ending in `-- LINE`) as shell
     text: plain words as they are, the others and the line itself quoted."""
-    words = [w if _SAFE_WORD.fullmatch(w) else quote_for_wrapper(w) for w in argv[:-1]]
+    words = [shell_word(w) for w in argv[:-1]]
     words.append(quote_for_wrapper(argv[-1]))  # the line itself: always quoted
     return " ".join(words)
 

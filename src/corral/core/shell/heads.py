@@ -26,7 +26,9 @@ midline.py reads the list). Measured with bash 5.2 and zsh 5.9; the differential
   `&&`-only or `||`-only list); in a pipeline, never. (The shell's own messages about a
   command let through, `command not found` or bash's notice of it killed by a signal,
   then come from inside a function: bash names the place "environment", zsh the
-  function);
+  function. Under bash, where it can, the line has bash find a program of corral's for
+  the name instead (hash_checks), so those messages, and the notice of the list's own
+  process about the command itself, are the line's own);
 - the command word must be one a function can be named, once quotes are removed (bash's
   POSIX mode refuses names that are not identifiers, and fatally: the function is defined
   only outside it), and none that is looked up before functions (reserved words,
@@ -116,6 +118,12 @@ class Head(NamedTuple):
     # its arguments as written, which the function checks before it runs the supervisor,
     # when the list runs anything else (None: nothing else can call the function)
     guard: tuple[str, ...] | None = None
+    values: tuple[str, ...] | None = None  # its arguments' values, with `checks`
+    # Where bash may run a program of corral's for the name instead of a function
+    # (hash_checks; any shape but `CMD &` alone): the words of the commands the list runs
+    # before it, none of which may be a function of the user's when the line runs; None:
+    # a function only.
+    checks: tuple[str, ...] | None = None
 
 
 def supervisor_variable(name: str) -> bool:
@@ -143,15 +151,16 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
     ops = set(found[1])
     # earlier commands: their word, whether run directly, their arguments' values
     before: list[tuple[str | None, bool, tuple[str, ...] | None]] = []
+    earlier_commands: list[Node] = []
     for statement in statements:  # `(cd web; vite)`: run first, but not counted
         parts = _and_or(statement, [])
         if parts is None:
             return ()
         for part in parts[0]:
-            if not _read_earlier(part, source, before, counted=False):
+            if not _read_earlier(part, source, before, earlier_commands, counted=False):
                 return ()
     for part in first:
-        if not _read_earlier(part, source, before, counted=True):
+        if not _read_earlier(part, source, before, earlier_commands, counted=True):
             return ()
     commands = _pipeline(*last)
     if commands is None or any(word is None for word, _, _ in before):
@@ -177,24 +186,72 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
         text = _text(command, redirects, source)
         end = max([command.end_byte, *(r.end_byte for r in redirects)])
         form = _bash_form(group, bool(first), len(commands) > 1, bool(statements))
-        found_heads.append(Head(name, command.start_byte, end, text, len(same), form, guard))
+        # (`CMD &` alone: the function leads it in the process forked for it, every text
+        # the line's own: it needs no more)
+        hashed = not (alone and form == ASYNC)
+        checks = hash_checks(name, command, earlier_commands, source) if hashed else None
+        found_heads.append(
+            Head(
+                name, command.start_byte, end, text, len(same), form, guard,
+                values if hashed else None, checks,
+            )
+        )  # fmt: skip
     return tuple(found_heads)
+
+
+# Builtins that can set a variable, source a file, or change how bash finds a command: run
+# in the list's own process before the command, one could drop what `hash -p` left there.
+HASH_UNSAFE = frozenset(
+    {".", "alias", "builtin", "command", "declare", "enable", "eval", "exec", "export",
+     "getopts", "hash", "let", "local", "mapfile", "printf", "read", "readarray",
+     "readonly", "set", "shopt", "source", "typeset", "unalias", "unset"}
+)  # fmt: skip
+
+
+def hash_checks(
+    name: str, command: Node, earlier: list[Node], source: bytes
+) -> tuple[str, ...] | None:
+    """Where bash can be left to run the command itself, found through its table of hashed
+    commands (`hash -p <corral's program> NAME`, decision.through_function), and so with
+    every text of its own (the notices a list's process prints about the command): the
+    words of the commands the list runs before it, which the line checks are no functions
+    when it runs (a function, nvm's, may change PATH, which empties that table); None
+    where a function must stand for it instead: a name with a `/` (never looked up), an
+    earlier command that is no plain command or one of HASH_UNSAFE, or PATH (or the table,
+    BASH_CMDS) named anywhere in the command or before it."""
+    if "/" in name:
+        return None
+    words: list[str] = []
+    for part in [*earlier, command]:
+        text = source[part.start_byte : part.end_byte]
+        if b"PATH" in text or b"BASH_CMDS" in text:
+            return None
+        if part is command:
+            continue
+        word = _command_word(part, source) if part.type == "command" else None
+        if not word or word in HASH_UNSAFE:
+            return None
+        if word != name and word not in words:
+            words.append(word)
+    return tuple(words)
 
 
 def _read_earlier(
     part: tuple[Node, list[Node]],
     source: bytes,
     before: list[tuple[str | None, bool, tuple[str, ...] | None]],
+    nodes: list[Node],
     counted: bool,
 ) -> bool:
     """Add the commands of an earlier pipeline `part` to `before` (see `_earlier`; run
-    directly when `counted` and not piped); False when it is no plain pipeline or sets one
-    of SUPERVISOR_VARIABLES for what follows."""
+    directly when `counted` and not piped) and to `nodes`; False when it is no plain
+    pipeline or sets one of SUPERVISOR_VARIABLES for what follows."""
     commands = _pipeline(*part)
     if commands is None or not all(_sets_nothing(c, source) for c, _ in commands):
         return False
     direct = counted and len(commands) == 1
     before.extend(_earlier(c, r, source, direct) for c, r in commands)
+    nodes.extend(c for c, _ in commands)
     return True
 
 

@@ -13,8 +13,12 @@ the line stays as it is.
 The command keeps its text (bash's job notices name it as written): a function of its
 command word, defined just before the backgrounded list and removed just after its `&`,
 makes the process that runs the command run the supervisor instead (heads.py says which
-commands and how). Where no function can stand for it, the list's bytes become the
-supervisor's command line:
+commands and how). In a list that runs anything else (`cd web && npm run dev &`), bash
+finds a program of corral's for the word in its table of hashed commands instead, where
+it can (`hash -p`: decision.through_function, supervisor/shim.py), and runs it as it would
+the real program, so that even the notices the list's own process prints about the
+command name it as written. Where no function can stand for it, the list's bytes become
+the supervisor's command line:
 
     vite && echo done & sleep 1  ->  <supervisor> … --async -- 'vite && echo done' & sleep 1
 
@@ -32,6 +36,7 @@ from corral.core.shell.decision import (
     Decision,
     InPlace,
     Mode,
+    can_shim,
     same_dir,
     shell_words,
     through_function,
@@ -42,7 +47,7 @@ from corral.core.shell.jobs import Job, JobSpec, runner_job
 from corral.core.shell.midline import Background, Unit, read_background
 from corral.core.shell.parse import Unreadable
 from corral.lowlevel import locations
-from corral.lowlevel.locations import supervisor_argv
+from corral.lowlevel.locations import shim_path, supervisor_argv
 from corral.lowlevel.named import NamedTuple
 from corral.lowlevel.redact import command_digest
 
@@ -110,13 +115,17 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
             wraps.append(InPlace(mine[0], own, unit.start, unit.end, text))
             continue
         text = _wrap(wrapper, own, unit, own_specs, head.text.encode("utf-8"))
-        before, after = through_function(head.name, text, head.earlier, head.form, head.guard)
+        shim = shim_path(own, head.name) if head.checks is not None and can_shim() else ""
+        before, after = through_function(
+            head.name, text, head.earlier, head.form, head.guard, shim, head.checks or ()
+        )
         kept = source[unit.start : unit.amp + 1].decode("utf-8")
         wraps.append(
             InPlace(
                 mine[0], own, head.start, head.end, text, head=head.name, opens=unit.start,
                 amp=unit.amp, before=before, after=after, statement=before + kept + after,
-                form=head.form, guard=head.guard,
+                form=head.form, guard=head.guard, earlier=head.earlier, shim=shim,
+                values=head.values if shim else None,
             )
         )  # fmt: skip
     decision = Decision(

@@ -237,6 +237,9 @@ _IN_PLACE_FIELDS = {
     "statement": _str,
     "form": _str,
     "guard": _no_words_or_words,
+    "earlier": _int,
+    "shim": _str,
+    "values": _no_words_or_words,
 }
 
 
@@ -254,6 +257,8 @@ def _in_place_of(value: object, jobs: int) -> InPlace | None:
     wrap = InPlace(**value)
     if wrap.guard is not None:  # a JSON list
         wrap = wrap._replace(guard=tuple(wrap.guard))
+    if wrap.values is not None:
+        wrap = wrap._replace(values=tuple(wrap.values))
     if not (0 <= wrap.job < jobs and is_token(wrap.token) and 0 <= wrap.start <= wrap.end):
         return None
     return wrap

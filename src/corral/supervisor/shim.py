@@ -1,0 +1,62 @@
+"""What bash runs for a command word while corral's program stands in its table of hashed
+commands (core.shell.decision.through_function, shim_script): for one line sent to the
+background mid-line, `hash -p <this program> NAME` makes the process that runs `NAME …`
+run this program as it would the real one, so the shell's own texts about that command
+stay the line's (a list's process reporting it killed by a signal).
+
+The call whose arguments are the job's, once the first `earlier` such calls have run as
+they are, becomes the supervisor (its command line: `supervisor`, which `exec`s into the
+same process, so the pid the shell waits for is the supervisor's). Any other call of NAME
+in that process (a user's function running `npm --version`, `npm i` before `npm run dev`)
+runs the real program exactly as bash would have: found on PATH, with `NAME` as its
+`argv[0]`, `_` naming its path, the environment and open files untouched, and the signal
+dispositions bash gave this process (Python ignores SIGPIPE and SIGXFSZ when it starts;
+bash's own mask says whether they stay so).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from corral.lowlevel.procfs import ignored_signals
+
+
+def run(name: str, values: Sequence[str], earlier: int, supervisor: Sequence[str]) -> None:
+    args = sys.argv[1:]
+    if args == list(values) and not _let_through(os.path.abspath(sys.argv[0]), earlier):
+        os.execv(supervisor[0], list(supervisor))
+    _as_written(name, args)
+
+
+def _let_through(program: str, earlier: int) -> bool:
+    """Whether this call of the job's own words is one of the `earlier` ones the line runs
+    first (`npm run build && npm run build &`): each claims a mark, in call order."""
+    for number in range(1, earlier + 1):
+        try:
+            os.mkdir(f"{program}.{number}", 0o700)
+        except FileExistsError:
+            continue
+        return True
+    return False
+
+
+def _as_written(name: str, args: list[str]) -> None:
+    """`exec` NAME as bash would: the first executable file called NAME on PATH."""
+    ignored = ignored_signals(os.getppid())
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+    env = dict(os.environ)
+    for folder in env.get("PATH", "").split(":"):
+        path = f"{folder or '.'}/{name}"
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            env["_"] = path
+            try:
+                os.execve(path, [name, *args], env)
+            except OSError as exc:
+                sys.stderr.write(f"{name}: {exc.strerror}\n")
+                os._exit(126)
+    sys.stderr.write(f"{name}: command not found\n")
+    os._exit(127)
