@@ -29,14 +29,16 @@ def _shim(name: str, values: tuple[str, ...], earlier: int = 0, text: str = "") 
     return wrap.shim
 
 
-def _bash(script: str, shim: str, name: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
+def _bash(
+    script: str, shim: str, name: str, restore_signals: bool = True
+) -> subprocess.CompletedProcess[bytes]:
     """`script` run by bash with `name` hashed to `shim` (as the rewritten line has it), or
     as it is when `shim` is empty."""
     hashed = f"hash -p {shim} {name}; " if shim else ""
     env = {**os.environ, "a-b": "1"}  # a name no POSIX shell keeps: bash passes it on
     return subprocess.run(
         ["/bin/bash", "-c", hashed + script], capture_output=True, env=env, timeout=30,
-        check=False, **kw,  # type: ignore[arg-type]
+        check=False, restore_signals=restore_signals,
     )  # fmt: skip
 
 

@@ -42,11 +42,33 @@ def test_a_runner_sent_to_the_background_mid_line_is_rewritten_in_place(tmp_path
 def test_a_list_sent_to_the_background_becomes_the_supervisors_command_line(
     tmp_path: Path,
 ) -> None:
-    line = "vite --port 5997 && echo done & sleep 1"  # `exec` would skip the echo
+    line = "HOME=/tmp/h vite --port 5997 & sleep 1"  # HOME would reach the supervisor
     out = corral("explain", "--", line, cwd=tmp_path).stdout
     rewritten = _row(out, "    rewritten in place: ")
-    assert rewritten.endswith(" --async -- 'vite --port 5997 && echo done'"), rewritten
+    assert rewritten.endswith(" --async -- 'HOME=/tmp/h vite --port 5997'"), rewritten
     assert "its text is kept" not in out
+
+
+@pytest.mark.parametrize(
+    "line", ["vite --port 5997 && echo done & sleep 1", "{ vite; echo done; } & sleep 1"]
+)
+def test_a_runner_before_other_commands_is_found_through_the_shells_table(
+    line: str, tmp_path: Path
+) -> None:
+    """`exec` would skip the echo and no function can run the supervisor as a command of
+    its own there in zsh: the shell finds corral's program for the word instead."""
+    out = corral("explain", "--", line, cwd=tmp_path).stdout
+    assert out.startswith("supervised in place: each long runner"), out
+    rewritten = _row(out, "    rewritten in place: ")
+    assert rewritten.startswith(f'    rewritten in place: {SAVED}if [ -n "${{BASH_VERSION-}}"')
+    assert "/shims/" in rewritten and "; hash -p '" in rewritten and "then hash vite='" in rewritten
+    kept = line.removesuffix(" sleep 1")
+    assert f"; fi; {kept} function __corral_end {{ case ${{__corral_fn-}} in b) " in rewritten
+    assert (
+        "    (its text is kept: bash or zsh find a program of corral's for its command\n"
+        "    word, which runs the supervisor; where they cannot (a function of yours in\n"
+        "    the list, the word not on PATH, another shell), the list runs as written)\n"
+    ) in out
 
 
 def test_the_last_command_of_a_list_keeps_its_text(tmp_path: Path) -> None:
@@ -57,16 +79,21 @@ def test_the_last_command_of_a_list_keeps_its_text(tmp_path: Path) -> None:
     guard = '[ "$#" -ne 2 ] || [ "${1}" != run ] || [ "${2}" != dev ]'
     assert f'function npm {{ if {guard}; then command npm "$@"; return; fi;' in rewritten
     assert " --async -- 'npm run dev'; return; fi; case $- in" in rewritten
-    assert rewritten.endswith(f"; }}; {FLAG}; }}; npm ci && npm run dev &{REMOVE_NPM}")
+    # in bash, where it can: corral's program for the word, found in bash's table
+    assert "/shims/" in rewritten and "; hash -p '" in rewritten
     assert (
-        "    (its text is kept: a function of its command word runs the supervisor in\n"
-        "    its place; in bash the list's own process runs it as a command of its\n"
-        "    own, and names the supervisor if it is killed by a signal)\n"
+        "; }; __corral_fn=1; fi; typeset +x __corral_fn; }; npm ci && npm run dev & " in rewritten
+    )
+    assert (
+        "    (its text is kept: bash finds a program of corral's for its command word,\n"
+        "    which runs the supervisor; where it cannot (a function of yours in the\n"
+        "    list, the word not on PATH) or in zsh, a function of that word does, and\n"
+        "    bash's notice of it killed by a signal then names the supervisor)\n"
     ) in out
 
 
 def test_a_group_that_runs_something_after_its_runner_stays_as_written(tmp_path: Path) -> None:
-    out = corral("explain", "--", "{ vite; echo done; } & sleep 1", cwd=tmp_path).stdout
+    out = corral("explain", "--", "{ vite; printf done; } & sleep 1", cwd=tmp_path).stdout
     assert out.startswith("untouched: it runs as written; corral cannot move the job"), out
     assert (
         "    runs as written: it is a ( … ) or { …; } group, and no function can lead its last"
@@ -88,9 +115,9 @@ def test_each_rewritten_command_shows_its_identity_folder_and_port(tmp_path: Pat
     job = _row(out, "  job: ")
     assert job.startswith(f"  job: npm run dev  (in {tmp_path}/web, port 3011, identity "), job
     rewritten = _row(out, "    rewritten in place: ")
-    flag = "__corral_fn=1; typeset +x __corral_fn"
+    flag = "__corral_fn=1; fi; typeset +x __corral_fn"
     assert f" --async -- 'PORT=3011 npm run dev'; }}; {flag}; }}; (cd web && " in rewritten
-    assert "    (its text is kept, so the shell's job notices name it as written: a\n" in out
+    assert "    (its text is kept: bash finds a program of corral's for its command word,\n" in out
 
 
 def test_a_job_that_cannot_be_moved_exactly_says_which_construct(tmp_path: Path) -> None:

@@ -10,6 +10,10 @@ import argparse
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from corral.core.shell.decision import InPlace
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = "corral explain [--background] [--cwd DIR] [--json] -- LINE"
@@ -89,24 +93,42 @@ def main(args: argparse.Namespace) -> int:
         )
     else:
         out.write("untouched: no long-running job to supervise; it runs as written.\n")
-    kept = {w.job: w.form for w in decision.in_place if w.head is not None}
+    kept = {w.job: w for w in decision.in_place if w.head is not None}
     for index, job in enumerate(data["jobs"]):
         port = f", port {job['port']}" if job["port"] else ""
         where = f"(in {job['cwd']}{port}, identity {job['identity']})"
         out.write(printable(f"  job: {job['display']}  {where}") + "\n")
         if job["rewritten"]:
             out.write(printable(f"    rewritten in place: {job['rewritten']}") + "\n")
-            if kept.get(index) == "child":
-                out.write(
-                    "    (its text is kept: a function of its command word runs the supervisor in\n"
-                    "    its place; in bash the list's own process runs it as a command of its\n"
-                    "    own, and names the supervisor if it is killed by a signal)\n"
-                )
-            elif index in kept:
-                out.write(
-                    "    (its text is kept, so the shell's job notices name it as written: a\n"
-                    "    function of its command word runs the supervisor in its place)\n"
-                )
+            if index in kept:
+                out.write(_kept(kept[index]))
         elif job["note"]:
             out.write(printable(f"    runs as written: {job['note']}") + "\n")
     return 0
+
+
+def _kept(wrap: InPlace) -> str:
+    """How a command that keeps its text reaches its supervisor (core.shell.heads)."""
+    if wrap.form == "hash":
+        return (
+            "    (its text is kept: bash or zsh find a program of corral's for its command\n"
+            "    word, which runs the supervisor; where they cannot (a function of yours in\n"
+            "    the list, the word not on PATH, another shell), the list runs as written)\n"
+        )
+    if wrap.shim:
+        return (
+            "    (its text is kept: bash finds a program of corral's for its command word,\n"
+            "    which runs the supervisor; where it cannot (a function of yours in the\n"
+            "    list, the word not on PATH) or in zsh, a function of that word does, and\n"
+            "    bash's notice of it killed by a signal then names the supervisor)\n"
+        )
+    if wrap.form == "child":
+        return (
+            "    (its text is kept: a function of its command word runs the supervisor in\n"
+            "    its place; in bash the list's own process runs it as a command of its\n"
+            "    own, and names the supervisor if it is killed by a signal)\n"
+        )
+    return (
+        "    (its text is kept, so the shell's job notices name it as written: a\n"
+        "    function of its command word runs the supervisor in its place)\n"
+    )

@@ -361,8 +361,7 @@ def write_shims(decision: Decision) -> None:
 
     wraps = [w for w in decision.in_place if w.shim and w.head]
     for wrap in wraps:
-        assert wrap.head is not None
-        if wrap.shim != locations.shim_path(wrap.token, wrap.head):
+        if wrap.shim != locations.shim_path(wrap.token, wrap.head or ""):
             continue  # (a note's: only the path corral gives the job is written)
         folder = locations.ensure_private(os.path.dirname(wrap.shim))
         temp = f"{wrap.shim}.{os.getpid()}.tmp"

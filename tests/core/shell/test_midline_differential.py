@@ -12,8 +12,9 @@ the command as bash parsed it. A command that keeps its text (a function named a
 command word leads it to the supervisor: heads.py) gets the very notice, pid aside, where
 bash reports it from the calling shell (`CMD &`, `CMD | x &`, `( … CMD ) &`). Two kinds of
 line get another text, and only there is it masked: a command whose bytes become the
-supervisor's command line (no function can stand for it: `vite && echo done`, `HOME=/x
-vite`, two runners in one list), whose notice names that command line; and under bash a
+supervisor's command line (neither a function nor the shell's table can stand for it:
+`HOME=/x vite`, two runners of one name in a list, a builtin's name), whose notice names
+that command line; and under bash a
 list's or a { …; } group's own process (`a && CMD &`), which forks CMD and reports its
 death itself, where a function must stand for CMD (a name with a `/`: `./job.sh serve`),
 naming the supervisor it forks in CMD's place. Elsewhere in such a list bash finds
@@ -157,7 +158,7 @@ EXTRA_SHAPES = [
     "echo q | sh -c 'read l; echo got=$l' & wait $!; echo rc=$?",
     "sh -c 'echo e >&2' 2>&1 | tr a-z A-Z & wait",
     "sh -c 'grep ^SigIgn /proc/$$/status' | sort & wait",
-    "sh -c 'echo x; exit 3' | cat & wait $!; echo rc=$?",  # two long runners: the old form
+    "sh -c 'echo x; exit 3' | cat & wait $!; echo rc=$?",  # two long runners: hashed
     "echo in | sh -c 'cat; exit 7' & wait $!; echo rc=$?",
     "sh -c 'echo b; echo a' |& sort & wait $!; echo rc=$?",
     "mkfifo r; echo > r & cat r | sh -c 'cat >/dev/null; exit 5' & wait $!; echo rc=$?",
@@ -199,6 +200,25 @@ EXTRA_SHAPES = [
     "(echo pre\nsh -c 'exit 4') & wait $!; echo rc=$?",
 ]
 
+# Where no function can lead the runner (something runs after it in its process, several
+# runners): bash and zsh find corral's program for each name in their tables (heads.py)
+HASHED_SHAPES = [
+    "sh -c 'exit 3' && echo never & wait $!; echo rc=$?",
+    "sh -c 'exit 3' || echo failed & wait $!; echo rc=$?",
+    "sh -c 'grep ^SigIgn /proc/$$/status' && echo after & wait $!; echo rc=$?",
+    "sh -c 'kill -TERM $$' && echo never & wait $!; echo rc=$?",
+    "sh -c 'kill -HUP $$' && echo never & wait $!; echo rc=$?",
+    "cd sub && sh -c 'pwd' && pwd & wait $!; echo rc=$?; pwd",
+    "{ sh -c 'echo in; exit 2'; echo after; } & wait $!; echo rc=$?",
+    "( sh -c 'read l; echo read=$?' && echo done ) & wait $!; echo rc=$?",
+    "(sh -c 'echo b; echo a' | sort && echo sorted) & wait $!; echo rc=$?",
+    "printf 'x\\ny\\n' > in.txt; <in.txt cat | sh -c 'cat; exit 4' & wait $!; echo rc=$?",
+    "sh -c 'echo out' | cat > o.txt & wait $!; echo rc=$?; cat o.txt",
+    "X=1 sh -c 'echo x=$X' && env | grep -c X=1 & wait; echo done",
+    "sh -c 'echo one' && sh -c 'echo two' | cat & wait $!; echo rc=$?",
+    "sh -c 'exit 3' && echo never & wait $!; echo rc=$?; type sh; hash -t cat 2>&1",
+]
+
 # Lists that never reach their long runner.
 NEVER_RUN = ("false && sh -c 'echo never'", "./job.sh fail && ./job.sh serve")
 
@@ -206,7 +226,7 @@ NEVER_RUN = ("false && sh -c 'echo never'", "./job.sh fail && ./job.sh serve")
 def _lines() -> list[str]:
     lines = [f"mkdir -p sub; {unit} & {tail}" for unit in UNITS for tail in TAILS]
     lines += [f"mkdir -p sub; {shape.format(u=unit)}" for shape in SHAPES for unit in UNITS[:8]]
-    lines += [f"mkdir -p sub; {line}" for line in MULTI + EXTRA_SHAPES]
+    lines += [f"mkdir -p sub; {line}" for line in MULTI + EXTRA_SHAPES + HASHED_SHAPES]
     return lines
 
 
@@ -332,6 +352,7 @@ def _notices(line: str, corral_home: Path) -> tuple[bytes, bytes, Decision]:
         line, background=False, cwd="/", home="/", wrapper=WRAPPER, extra_runners=EXTRA
     )
     assert decision.rewritten is not None and len(decision.in_place) == 1
+    write_shims(decision)
     notices = []
     mine = f"CORRAL_HOME={corral_home}".encode()
     for text in (line, decision.rewritten):
@@ -353,6 +374,9 @@ KEPT_NOTICES = [
     f">/dev/null PATH=/usr/bin:/bin sh -c 'exec sleep 5' {_HUP}",
     f"'sh' -c 'exec sleep 5' > /dev/null {_HUP}",
     f"/bin/sh -c 'exec sleep 5' > /dev/null {_HUP}",
+    # a command that runs after the runner: bash and zsh find corral's program in their
+    # table of commands, which runs the supervisor
+    f"sh -c 'exec sleep 5' > /dev/null && echo never {_HUP}",
     # the last command of a ( … ) group: bash `exec`s it in the process forked for `&`
     "( cd / && sh -c 'kill -HUP $$' ) & wait $!; echo rc=$?",
     "( X=1 sh -c 'kill -HUP $$' ) > /dev/null & wait $!; echo rc=$?",
@@ -375,7 +399,6 @@ def test_bashs_signal_notice_is_the_lines_own(line: str, corral_home: Path) -> N
     "command",
     [
         "HOME=/ sh -c 'exec sleep 5' > /dev/null",  # would reach the supervisor's environment
-        "sh -c 'exec sleep 5' > /dev/null && echo never",  # runs after the runner: no exec
     ],
 )
 def test_bashs_signal_notice_differs_only_by_the_command_text(

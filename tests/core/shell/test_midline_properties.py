@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from corral.core.shell.plan import decide
 from corral.lowlevel.locations import shim_path
-from tests.core.shell.test_midline_table import through_function
+from tests.core.shell.test_midline_table import through_function, through_hash
 
 CWD = "/w/proj"
 HOME = "/home/u"
@@ -97,6 +97,10 @@ def test_only_backgrounded_spans_change(line: str) -> None:
     out = 0  # in the rewrite
     for wrap in sorted(d.in_place, key=lambda w: w.start if w.head is None else w.opens):
         opens = wrap.start if wrap.head is None else wrap.opens
+        if wrap.head is not None and opens < at:  # another command of a list already kept
+            assert wrap.form == "hash" and not wrap.before and not wrap.after
+            assert opens <= wrap.start < wrap.end <= wrap.amp < at
+            continue
         assert opens >= at
         kept = source[at:opens]
         assert rebuilt[out : out + len(kept)] == kept  # bytes before the span: unchanged
@@ -123,19 +127,32 @@ def test_only_backgrounded_spans_change(line: str) -> None:
         assert words[at_name] == wrap.head
         if wrap.guard is not None:  # the arguments the function checks: the command's own
             assert [shlex.split(w) for w in wrap.guard] == [[w] for w in words[at_name + 1 :]]
+        if wrap.shim:
+            assert wrap.shim == shim_path(wrap.token, wrap.head)
+        if wrap.form == "hash":  # every runner of the list found through the shell's table
+            group = [w for w in d.in_place if w.head is not None and w.opens == wrap.opens]
+            pairs = [(w.head or "", w.shim) for w in group]
+            named = re.search(r"&& ! \{ (.*?); \} >/dev/null 2>&1 &&", wrap.before)
+            assert named is not None, wrap.before
+            words = [shlex.split(w.removeprefix("typeset -f "))[0]
+                     for w in named.group(1).split(" || ")]  # fmt: skip
+            assert words[: len(pairs)] == [n for n, _ in pairs]
+            assert (wrap.before, wrap.after) == through_hash(pairs, words[len(pairs) :])
+            forms = [(wrap.before, wrap.after)]
         first: tuple[str, ...] = ()
-        if wrap.shim:  # bash may find corral's program for the name: the job's own path
+        if wrap.shim and wrap.form != "hash":  # bash may find corral's program for the name
             assert wrap.shim == shim_path(wrap.token, wrap.head)
             assert wrap.values is not None and len(wrap.values) == len(words) - at_name - 1
             checked = re.search(r"&& ! \{ (.*?); \} >/dev/null 2>&1; then", wrap.before)
             if checked:
                 first = tuple(shlex.split(w.removeprefix("typeset -f "))[0]
                               for w in checked.group(1).split(" || "))  # fmt: skip
-        forms = [
-            through_function(wrap.head, wrap.text, n, form, wrap.guard, wrap.shim, first)
-            for n in range(8)
-            for form in ("async", "exec", "child")
-        ]
+        if wrap.form != "hash":
+            forms = [
+                through_function(wrap.head, wrap.text, n, form, wrap.guard, wrap.shim, first)
+                for n in range(8)
+                for form in ("async", "exec", "child")
+            ]
         assert (wrap.before, wrap.after) in forms, line
         before, after = wrap.before.encode("utf-8"), wrap.after.encode("utf-8")
         behind = wrap.amp + 1

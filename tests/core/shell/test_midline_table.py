@@ -19,15 +19,23 @@ expected rewrite is built here, independently of the code:
   (`npm i && npm run dev`, or one a user's function makes, `nvm use` running `npm
   --version`) runs as it is (`command npm "$@"`); a name that is no identifier
   (`./bin/vite`, `python3.11`) is defined only outside bash's POSIX mode, which refuses it;
+- `<<…>>`, where no function can (something runs after the runner in its process:
+  `vite && echo done`, `{ vite; echo done; }`; several long runners in one list: `vite |
+  next dev`): every byte stays, and bash or zsh find a program of corral's for each
+  runner's word in their table of hashed commands (`hash -p P NAME`, `hash NAME=P`) set
+  just before the list and put back right after its `&`, when the line runs in one of
+  them, each name on PATH and none of the list's words a function (else it runs as
+  written). The runners are simple commands named by a word with no `/`, no builtin, no
+  other command of the list sharing it; nothing in the list names PATH or sets variables
+  (`export`, `read`, …);
 - `[[…]]`, every other shape: the span's bytes become the command line. Which and why:
-  something runs after the runner in the same process (`vite && echo done`: `exec` would
-  skip it), several long runners in one list (a function leads one), an earlier command
-  of the runner's name that may not run first (`a || npm i && npm run dev`), an
-  assignment to a variable that changes the supervisor or its shell rather than the job
-  (heads.SUPERVISOR_VARIABLES: `HOME=/x vite`, `CORRAL_HOME=…`, `LD_PRELOAD=…`, an
-  `export` of one earlier in the list), a reserved word (`time vite`).
-- a ( … ) or { …; } group with no such command stays as written: only a function can
-  lead part of a group to the supervisor.
+  several long runners of one name in one list, an earlier command of the runner's name
+  that may not run first (`a || npm i && npm run dev`), an assignment to a variable that
+  changes the supervisor or its shell rather than the job (heads.SUPERVISOR_VARIABLES:
+  `HOME=/x vite`, `CORRAL_HOME=…`, `LD_PRELOAD=…`, an `export` of one earlier in the
+  list), a reserved word (`time vite`).
+- a ( … ) or { …; } group with no such command stays as written: only a function or the
+  shell's table can lead part of a group to the supervisor.
 
 Lines without markers stay byte for byte untouched: `note` names why a long runner stays
 as written, `reason` why the line cannot be read at all.
@@ -48,7 +56,7 @@ CWD = "/w/proj"
 HOME = "/home/u"
 TOKEN = "cd" * 16
 WRAPPER = ("S",)
-_MARK = re.compile(r"\[\[(.*?)\]\]|\{\{(.*?)\}\}", re.DOTALL)
+_MARK = re.compile(r"\[\[(.*?)\]\]|\{\{(.*?)\}\}|<<(.*?)>>", re.DOTALL)
 # What stands between a span and its `&`: redirections, pipes (not `&&`, `&>`, `>&`, `|&`).
 _TO_AMP = re.compile(r".*?(?<![<>&|])&(?![&>])", re.DOTALL)
 
@@ -191,8 +199,12 @@ def _form(before: str, behind: str) -> str:
 _DROPPED = re.compile(r"«[^»]*»")
 
 
+def _inner(m: re.Match[str]) -> str:
+    return str(m.group(1) or m.group(2) or m.group(3) or "")
+
+
 def _bare(marked: str) -> str:
-    bare = _MARK.sub(lambda m: m.group(1) or m.group(2), marked).replace("^", "")
+    bare = _MARK.sub(_inner, marked).replace("^", "")
     return bare.replace("«", "").replace("»", "")
 
 
@@ -327,7 +339,7 @@ SHAPES = [
     M("^cd web && {{vite --port 4990}} | tee l & sleep 1", 4990, cwds=(f"{CWD}/web",)),
     M("^cd web && {{PORT=3007 npm run dev}} & sleep 1", 3007, cwds=(f"{CWD}/web",)),
     M("^cd web > /dev/null && {{vite --port 4991}} & sleep 1", 4991, cwds=(f"{CWD}/web",)),
-    M("[[cd web && vite --port 4992 && echo done]] & sleep 1", 4992, cwds=(f"{CWD}/web",)),
+    M("^cd web && <<vite --port 4992>> && echo done & sleep 1", 4992, cwds=(f"{CWD}/web",)),
     M("^cd a && cd b && {{vite --port 4993}} & sleep 1", 4993, cwds=(f"{CWD}/a/b",)),
     M("{{npm run dev}} 2>&1 > log & sleep 1"),
     # assignments before the command word: kept, unless one changes the supervisor
@@ -368,7 +380,7 @@ SHAPES = [
     M("{{npm run dev}} |& tee dev.log & sleep 1"),
     M("^cat in.txt | {{vite --port 4650}} & sleep 1", 4650),
     M("{{vite --port 4651}} | grep -v debug | tee l & sleep 1", 4651),
-    M("[[vite --port 4652 | next dev -p 4653]] & sleep 1", 4652, 4653),
+    M("<<vite --port 4652>> | <<next dev -p 4653>> & sleep 1", 4652, 4653),
     M("[[npm run dev | npm run log]] & sleep 1"),
     # lists: commands joined by && or || before the runner
     M("^npm ci && {{npm run dev}} & sleep 1"),
@@ -383,9 +395,9 @@ SHAPES = [
     M("^npm i | cat && {{npm run dev}} & sleep 1"),
     M("[[npm run dev || npm run dev]] & sleep 1"),
     M("[[npm run dev | cat && npm run dev]] & sleep 1"),
-    M("[[echo x && echo y | vite --port 4663 && echo z]] & sleep 1", 4663),
-    M("[[vite --port 4664 && echo done]] & sleep 1", 4664),
-    M("[[vite --port 4665 || echo failed]] & sleep 1", 4665),
+    M("^echo x && echo y | <<vite --port 4663>> && echo z & sleep 1", 4663),
+    M("<<vite --port 4664>> && echo done & sleep 1", 4664),
+    M("<<vite --port 4665>> || echo failed & sleep 1", 4665),
     # groups: the runner alone, or last, in ( … ) or { …; }
     M("^(cd web && {{npm run dev}}) & sleep 1", cwds=(f"{CWD}/web",)),
     M("^( {{npm run dev}} ) & sleep 1"),
@@ -399,11 +411,11 @@ SHAPES = [
     M("^(true; true && {{vite --port 4673}}) & sleep 1", 4673),
     M("^(cd web\n{{vite --port 4674}}\n) & sleep 1", 4674, cwds=(f"{CWD}/web",)),
     M("^(npm i; {{npm run dev}}) & sleep 1"),
-    N("{ vite; echo done; } & sleep 1", "it is a ( … ) or { …; } group"),
-    N("(vite && echo done) & sleep 1", "it is a ( … ) or { …; } group"),
+    M("^{ <<vite>>; echo done; } & sleep 1"),
+    M("^(<<vite>> && echo done) & sleep 1"),
     N("(HOME=/tmp/h vite) & sleep 1", "it is a ( … ) or { …; } group"),
-    N("( (vite) ) & sleep 1", "it is a ( … ) or { …; } group"),
-    N("(vite --port 4671 | next dev -p 4672) & sleep 1", "it is a ( … ) or { …; } group"),
+    M("^( (<<vite>>) ) & sleep 1"),
+    M("^(<<vite --port 4671>> | <<next dev -p 4672>>) & sleep 1", 4671, 4672),
     # not long runners: they run as written
     N("sleep 1 & wait"),
     N("sleep 1 & sleep 2 & wait"),
@@ -428,7 +440,7 @@ SHAPES = [
     M("^({{vite}}) & sleep 1"),
     M("^{ {{vite}}; } & sleep 1"),
     M("({{vite}} & wait) & sleep 1"),
-    N("(vite; wait) & sleep 1", "it is a ( … ) or { …; } group"),
+    N("(vite; wait) & sleep 1", "it runs `wait`, which reads this shell's own state"),
     # lines it cannot read: untouched, and which construct
     X("vite & sleep $(cat delay)", "command substitution"),
     X("vite & for i in 1 2; do curl x; done", "for loop"),
@@ -456,20 +468,79 @@ def _tokens(decision: Decision) -> list[str]:
     return [w.token for w in decision.in_place]
 
 
+def through_hash(names: list[tuple[str, str]], first: list[str]) -> tuple[str, str]:
+    """What goes before a list of `<<…>>` spans and right after its `&`: under bash with
+    hashing on, or zsh, every program in place, every name on PATH and no name of the
+    list a function, each name hashed to corral's program; put back after the `&`."""
+    places = [(n, quote_for_wrapper(p)) for n, p in names]
+    ready = " && ".join(f"[ -x {p} ]" for _, p in places)
+    functions = " || ".join(f"typeset -f {w}" for w in [*(n for n, _ in names), *first])
+    common = f"{ready} && ! {{ {functions}; }} >/dev/null 2>&1"
+    bash = " && ".join(f"type -P {n} >/dev/null 2>&1" for n, _ in names)
+    zsh = " && ".join(f"whence -p {n} >/dev/null 2>&1" for n, _ in names)
+    save = "; ".join(
+        f"__corral_h{i}=${{BASH_CMDS[{n}]-}}; typeset +x __corral_h{i}; hash -p {p} {n}"
+        for i, (n, p) in enumerate(places)
+    )
+    put = "; ".join(f"hash {n}={p}" for n, p in places)
+    before = (
+        '__corral_us=$_; typeset +x __corral_us; if [ -n "${BASH_VERSION-}" ] && case $- in '
+        f"*h*) ;; *) false;; esac && {common} && {bash}; then {save}; __corral_fn=b; "
+        f'typeset +x __corral_fn; elif [ -n "${{ZSH_VERSION-}}" ] && {common} && {zsh}; '
+        f"then {put}; __corral_fn=z; typeset +x __corral_fn; fi; "
+    )
+    back = "; ".join(
+        f'if [ -n "$__corral_h{i}" ]; then hash -p "$__corral_h{i}" {n}; else hash -d {n}; fi'
+        for i, (n, _) in enumerate(places)
+    )
+    saved = " ".join(f"__corral_h{i}" for i in range(len(places)))
+    removal = (
+        f"case ${{__corral_fn-}} in b) {back}; unset {saved};; z) unhash "
+        f"{' '.join(n for n, _ in names)};; esac; unset __corral_fn; unset -f __corral_end; "
+        "unset __corral_us;"
+    )
+    return before, f' function __corral_end {{ {removal} }}; __corral_end "$__corral_us";'
+
+
+def _hashed_expected(case: Case, decision: Decision) -> str:
+    """A line of `<<…>>` spans, all in one backgrounded list (which starts at `^` or the
+    first span): every byte kept, through_hash's text around the list."""
+    spans = list(_MARK.finditer(case.marked))
+    line = case.marked
+    opens = line.find("^") if "^" in line else spans[0].start()
+    amp = _TO_AMP.match(line[spans[-1].end() :])
+    assert amp is not None
+    behind = spans[-1].end() + amp.end()
+    names = [_function_name(_DROPPED.sub("", m.group(3))) for m in spans]
+    tokens = _tokens(decision)
+    unit = _bare(line[opens:behind])
+    words = [
+        next(w for w in shlex.split(c) if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w))
+        for c in re.split(r"&&|\|\||[|;(){}\n&]", unit)
+        if c.strip()
+    ]
+    first = [w for w in dict.fromkeys(words) if w not in names]
+    pairs = [(n, locations.shim_path(t, n)) for n, t in zip(names, tokens, strict=True)]
+    before, after = through_hash(pairs, first)
+    return _bare(line[:opens]) + before + unit + after + _bare(line[behind:])
+
+
 def _expected(case: Case, decision: Decision) -> str:
     """The marked line with each span wrapped, built from the case alone (plus the tokens,
     which are random apart from the first)."""
+    if "<<" in case.marked:
+        return _hashed_expected(case, decision)
     out: list[str] = []
     at = 0
     after = ""  # inserted right behind the `&` of the last `{{…}}` span
     for number, match in enumerate(_MARK.finditer(case.marked)):
-        span = match.group(1) or match.group(2)
+        span = _inner(match)
         between = case.marked[at : match.start()]
         if after:
             amp = _TO_AMP.match(between)
             assert amp is not None, between
             between = between[: amp.end()] + after + between[amp.end() :]
-        out.append(_MARK.sub(lambda m: m.group(1) or m.group(2), between))
+        out.append(_MARK.sub(_inner, between))
         text = _command_line(case, decision, number, _DROPPED.sub("", span))
         span = span.replace("«", "").replace("»", "")
         if match.group(1) is not None:
@@ -549,6 +620,10 @@ def test_shape(case: Case) -> None:
     assert d.rewritten == _expected(case, d)
     for number, wrap in enumerate(d.in_place):
         job = d.jobs[wrap.job]
+        if "<<" in case.marked:  # what each program runs: its job's supervisor
+            span = _DROPPED.sub("", spans[number][2])
+            assert wrap.text == _command_line(case, d, number, span)
+            assert wrap.values == tuple(shlex.split(span)[1:]), wrap
         if number < len(case.cwds):
             assert job.cwd == case.cwds[number].lstrip("="), job
         if number < len(case.ports) and case.ports[number] is not None:

@@ -201,6 +201,47 @@ def reservations(decision: Decision) -> list[tuple[JobSpec, str]]:
     return [(job, token) for job in decision.jobs] if token is not None else []
 
 
+def through_hash(names: Sequence[tuple[str, str]], first: Sequence[str]) -> tuple[str, str]:
+    """What goes before a list sent to the background, and right after its `&`, so that
+    bash or zsh run each of `names` (command word, corral's program for it: shim_script)
+    through that program, found in its table of hashed commands, while no function could
+    stand for it (heads.hashed_heads): every other byte and every text of the line stays.
+    Only where the shell can be shown to find it when the list runs: bash with hashing on
+    or zsh, every program in place, every name on PATH, and none of the names or of
+    `first` (the list's other command words) a function, which could change PATH and so
+    empty the table; otherwise the list runs as written. Each entry is put back (bash) or
+    dropped (zsh, which finds it again) right after the `&`."""
+    places = [(name, quote_for_wrapper(shim)) for name, shim in names]
+    ready = " && ".join(f"[ -x {place} ]" for _, place in places)
+    functions = " || ".join(f"typeset -f {shell_word(w)}" for w in [*(n for n, _ in names), *first])
+    common = f"{ready} && ! {{ {functions}; }} >/dev/null 2>&1"
+    in_bash = " && ".join(f"type -P {name} >/dev/null 2>&1" for name, _ in names)
+    in_zsh = " && ".join(f"whence -p {name} >/dev/null 2>&1" for name, _ in names)
+    saved = [f"{HASHED}{at}" for at in range(len(names))]
+    bash = "; ".join(
+        f"{var}=${{BASH_CMDS[{name}]-}}; typeset +x {var}; hash -p {place} {name}"
+        for var, (name, place) in zip(saved, places, strict=True)
+    )
+    zsh = "; ".join(f"hash {name}={place}" for name, place in places)
+    before = (
+        f'{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; if [ -n "${{BASH_VERSION-}}" ] && case '
+        f"$- in *h*) ;; *) false;; esac && {common} && {in_bash}; then {bash}; "
+        f'{FUNCTION_FLAG}=b; typeset +x {FUNCTION_FLAG}; elif [ -n "${{ZSH_VERSION-}}" ] && '
+        f"{common} && {in_zsh}; then {zsh}; {FUNCTION_FLAG}=z; typeset +x {FUNCTION_FLAG}; fi; "
+    )
+    back = "; ".join(
+        f'if [ -n "${var}" ]; then hash -p "${var}" {name}; else hash -d {name}; fi'
+        for var, (name, _) in zip(saved, places, strict=True)
+    )
+    unhash = " ".join(name for name, _ in names)
+    removal = (
+        f"case ${{{FUNCTION_FLAG}-}} in b) {back}; unset {' '.join(saved)};; z) unhash "
+        f"{unhash};; esac; unset {FUNCTION_FLAG}; unset -f {REMOVAL}; unset {SAVED_LAST};"
+    )
+    after = f' function {REMOVAL} {{ {removal} }}; {REMOVAL} "${SAVED_LAST}";'
+    return before, after
+
+
 def shim_script(wrap: InPlace) -> str:
     """The program bash finds for `wrap.head` (through_function's `shim`): it runs the
     supervisor (`wrap.text`) for the call with the command's own arguments, once the first

@@ -40,6 +40,12 @@ midline.py reads the list). Measured with bash 5.2 and zsh 5.9; the differential
 
 The supervisor's shell then runs the command's assignments and words again, without its
 redirections (the calling shell applied those to the function, and so to the supervisor).
+
+Where no function can lead a list's long runners (one runs before something else in its
+process, or the list has several), bash and zsh can still be left to find a program of
+corral's for each runner's word in their table of hashed commands (hashed_heads): the
+shell runs it wherever it would have run the real program, with whatever it would have
+given it, so nothing of the list changes but the file executed.
 """
 
 from __future__ import annotations
@@ -423,3 +429,74 @@ def _text(command: Node, redirects: list[Node], source: bytes) -> str:
     for redirect in redirects:
         pieces.extend((c.start_byte, c.end_byte) for c in hung_on(redirect))
     return " ".join(source[a:b].decode("utf-8") for a, b in sorted(pieces))
+
+
+HASHED = "hash"  # a Head's form where only bash's or zsh's table of commands leads it
+
+
+def hashed_heads(node: Node, source: bytes) -> tuple[Head, ...]:
+    """Where no function can lead the list's long runner to the supervisor (`vite && echo
+    done &`: something runs after it in its process; `vite | next dev &`: two of them),
+    the commands of the statement `node` that bash and zsh can still be left to find in
+    their table of hashed commands (decision.through_hash): every simple command the list
+    runs (through its groups, `&&`/`||` lists and pipelines) whose word no other command
+    there shares, no `/`, builtin or reserved word, with plain arguments and no
+    assignment to one of SUPERVISOR_VARIABLES; each with the words of the others, checked
+    to be no functions when the line runs. () when the list holds anything else, a
+    command that may change PATH (HASH_UNSAFE, a declaration) or names PATH."""
+    commands: list[tuple[Node, list[Node]]] = []
+    if not _simple_commands(node, [], commands):
+        return ()
+    if _PATH_NAMED.search(source[node.start_byte : node.end_byte]):
+        return ()
+    words = [_command_word(c, source) if c.type == "command" else None for c, _ in commands]
+    if any(not w or w in HASH_UNSAFE for w in words):
+        return ()
+    found = []
+    for (command, redirects), name in zip(commands, words, strict=True):
+        if not _can_name(name) or "/" in name or name in _BUILTINS or words.count(name) > 1:
+            continue
+        arguments = _arguments(command, redirects, source)
+        if arguments is None or not _own_assignments(command, source):
+            continue
+        others = tuple(dict.fromkeys(w for w in words if w and w != name))
+        end = max([command.end_byte, *(r.end_byte for r in redirects)])
+        found.append(
+            Head(
+                name, command.start_byte, end, _text(command, redirects, source), 0, HASHED,
+                tuple(text for text, _ in arguments), tuple(value for _, value in arguments),
+                others,
+            )
+        )  # fmt: skip
+    return tuple(found)
+
+
+# PATH and the tables that hold where commands are, by any of their names in bash or zsh.
+_PATH_NAMED = re.compile(rb"PATH|BASH_CMDS|\bpath\b|\bcommands\b|\bhash\b|\brehash\b")
+
+
+def _simple_commands(
+    node: Node, trailing: list[Node], found: list[tuple[Node, list[Node]]]
+) -> bool:
+    """Add the simple commands of `node` (groups, `&&`/`||` lists, pipelines, statements)
+    to `found`, each with its redirections; False when it holds anything else."""
+    node, redirects = _unwrap(node)
+    if node.type in GROUPS:
+        statements = [c for c in node.named_children if not c.type.endswith("_redirect")]
+        if any(c.type == "&" for c in node.children) or not statements:
+            return False
+        return all(_simple_commands(s, [], found) for s in statements)
+    parts = _and_or(node, redirects + trailing)
+    if parts is None:
+        return False
+    for part in parts[0]:
+        body, more = _unwrap(part[0])
+        if body.type in GROUPS:
+            if not _simple_commands(body, more + part[1], found):
+                return False
+            continue
+        commands = _pipeline(*part)
+        if commands is None:
+            return False
+        found.extend(commands)
+    return True

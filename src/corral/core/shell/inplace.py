@@ -29,7 +29,8 @@ supervised, when the calling shell ends (as `npm run dev &` would, unsupervised)
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import count
 
 from corral.core.shell.decision import (
     Action,
@@ -40,6 +41,7 @@ from corral.core.shell.decision import (
     same_dir,
     shell_words,
     through_function,
+    through_hash,
 )
 from corral.core.shell.folders import NoFolder, Placed
 from corral.core.shell.heads import Head
@@ -86,19 +88,21 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         return Midline(Decision(False, str(exc), Action.UNTOUCHED, None, None, None, ()), ())
     jobs = tuple(job for _, job in found_jobs)
     specs = tuple(job.spec for job in jobs)
-    moves: list[tuple[Unit, list[int], Head | None]] = []
+    moves: list[tuple[Unit, list[int], Head | None, tuple[Head, ...]]] = []
     blocked: list[tuple[int, str]] = []
     for unit in found.units:  # inner ones first: `(vite & wait) &` moves `vite`
         mine = [at for at, (item, _) in enumerate(found_jobs) if item in unit.placed]
-        if not mine or any(at in mine for _, taken, _ in moves for at in taken):
+        if not mine or any(at in mine for _, taken, _, _ in moves for at in taken):
             continue  # no long runner (it runs as written), or an inner unit moved it
-        head = _head(unit, [found_jobs[at][0] for at in mine]) if kept_text else None
-        why = unit.group if head is None and unit.group else unit.blocker
+        runners = [found_jobs[at][0] for at in mine]
+        head = _head(unit, runners) if kept_text else None
+        hashed = _hashed(unit, runners) if kept_text and head is None else ()
+        why = unit.group if head is None and not hashed and unit.group else unit.blocker
         if why is not None:
             blocked.extend((at, why) for at in mine)
         else:
-            moves.append((unit, mine, head))
-    moved = {at for _, mine, _ in moves for at in mine}
+            moves.append((unit, mine, head, hashed))
+    moved = {at for _, mine, _, _ in moves for at in mine}
     notes = [(at, why) for at, why in dict(reversed(blocked)).items() if at not in moved]
     if not moves:
         decision = Decision(
@@ -107,8 +111,12 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         return Midline(decision, jobs)
     first = token or os.urandom(16).hex()
     wraps: list[InPlace] = []
-    for number, (unit, mine, head) in enumerate(moves):
-        own = first if number == 0 else command_digest(f"{first}\0{number}")[:32]
+    tokens = (first if n == 0 else command_digest(f"{first}\0{n}")[:32] for n in count())
+    for unit, mine, head, hashed in moves:
+        if hashed:
+            wraps.extend(_through_tables(unit, mine, hashed, jobs, wrapper, tokens, source))
+            continue
+        own = next(tokens)
         own_specs = [jobs[at].spec for at in mine]
         if head is None:  # the list's bytes become the supervisor's command line
             text = _wrap(wrapper, own, unit, own_specs, source[unit.start : unit.end])
@@ -133,6 +141,50 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         tuple(wraps), tuple(notes),
     )  # fmt: skip
     return Midline(decision, jobs)
+
+
+def _hashed(unit: Unit, runners: Sequence[Placed]) -> tuple[Head, ...]:
+    """Where no function can stand for the unit's long runners, the command of each that
+    the shell can find through its table of hashed commands (heads.hashed_heads), in the
+    runners' order; () unless there is one for every runner (then: the old form)."""
+    if not can_shim():
+        return ()
+    found = {head.start: head for head in unit.hashed}
+    heads = tuple(found.get(runner.command.start) for runner in runners)
+    return () if any(head is None for head in heads) else heads  # type: ignore[return-value]
+
+
+def _through_tables(  # noqa: PLR0917 - the one call site's values
+    unit: Unit,
+    mine: list[int],
+    hashed: tuple[Head, ...],
+    jobs: Sequence[Job],
+    wrapper: Sequence[str],
+    tokens: Iterator[str],
+    source: bytes,
+) -> list[InPlace]:
+    """One rewrite per long runner of `unit` that the shell finds through its table; the
+    first carries what goes before the list and after its `&` (decision.through_hash)."""
+    wraps = []
+    for at, head in zip(mine, hashed, strict=True):
+        own = next(tokens)
+        text = _wrap(wrapper, own, unit, [jobs[at].spec], head.text.encode("utf-8"))
+        wraps.append(
+            InPlace(
+                at, own, head.start, head.end, text, head=head.name, opens=unit.start,
+                amp=unit.amp, form=head.form, guard=head.guard, shim=shim_path(own, head.name),
+                values=head.values,
+            )
+        )  # fmt: skip
+    others = [w for head in hashed for w in head.checks or () if w not in {h.name for h in hashed}]
+    before, after = through_hash(
+        [(w.head or "", w.shim) for w in wraps], list(dict.fromkeys(others))
+    )
+    kept = source[unit.start : unit.amp + 1].decode("utf-8")
+    statement = before + kept + after  # (each job's own, as explain shows it)
+    wraps = [w._replace(statement=statement) for w in wraps]
+    wraps[0] = wraps[0]._replace(before=before, after=after)
+    return wraps
 
 
 def _head(unit: Unit, runners: Sequence[Placed]) -> Head | None:
@@ -177,6 +229,8 @@ def _splice(source: bytes, wraps: Sequence[InPlace]) -> str:
     out: list[bytes] = []
     at = 0
     for wrap in sorted(wraps, key=lambda w: w.start if w.head is None else w.opens):
+        if wrap.head is not None and wrap.opens < at:
+            continue  # a list's later runner found through the shell's table: done with it
         if wrap.head is None:  # the command's bytes become the supervisor's command line
             out += [source[at : wrap.start], wrap.text.encode("utf-8")]
             at = wrap.end

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from corral.core.shell.folders import NoFolder, Placed, _State, _step, expand_tilde
-from corral.core.shell.heads import GROUPS, Head, heads
+from corral.core.shell.heads import GROUPS, Head, hashed_heads, heads
 from corral.core.shell.parse import (
     Command,
     Refused,
@@ -64,6 +64,7 @@ class Unit(NamedTuple):
     blocker: str | None  # why it cannot be moved under a supervisor (None: it can)
     heads: tuple[Head, ...] = ()  # the commands a function of their name can lead there
     group: str | None = None  # why its bytes cannot become a supervisor's command line
+    hashed: tuple[Head, ...] = ()  # the commands bash and zsh can find through their tables
 
 
 class Background(NamedTuple):
@@ -150,7 +151,8 @@ class _Walk:
             start, end = _span(node)
             group = _GROUP if _group(node) is not None else None
             unit = Unit(start, end, amp.start_byte, False, placed, state.cwd, blocker)
-            self.units.append(unit._replace(heads=heads(node, self.source), group=group))
+            found, hashed = heads(node, self.source), hashed_heads(node, self.source)
+            self.units.append(unit._replace(heads=found, group=group, hashed=hashed))
         return after
 
     def _list(self, node: Node, state: _State, bg: bool, unit: bool) -> _State:
