@@ -28,12 +28,14 @@ expected rewrite is built here, independently of the code:
   written). The runners are simple commands named by a word with no `/`, no builtin, no
   other command of the list sharing it; nothing in the list names PATH or sets variables
   (`export`, `read`, …);
-- `[[…]]`, every other shape: the span's bytes become the command line. Which and why:
-  several long runners of one name in one list, an earlier command of the runner's name
-  that may not run first (`a || npm i && npm run dev`), an assignment to a variable that
-  changes the supervisor or its shell rather than the job (heads.SUPERVISOR_VARIABLES:
-  `HOME=/x vite`, `CORRAL_HOME=…`, `LD_PRELOAD=…`, an `export` of one earlier in the
-  list), a reserved word (`time vite`).
+- `[[…]]`, a single command no function can stand for: the span's bytes become the
+  command line. Which and why: an assignment to a variable that changes the supervisor or
+  its shell rather than the job (heads.SUPERVISOR_VARIABLES: `HOME=/x vite`,
+  `CORRAL_HOME=…`, `LD_PRELOAD=…`), a reserved word (`time vite`). A list or pipeline
+  that neither can lead (several long runners of one name, an `export` of such a variable
+  earlier in it, an earlier command of the runner's name that may not run first) stays
+  as written: a new shell would run it otherwise (signal dispositions; zsh runs the
+  commands before the last in the foreground).
 - a ( … ) or { …; } group with no such command stays as written: only a function or the
   shell's table can lead part of a group to the supervisor.
 
@@ -357,7 +359,7 @@ SHAPES = [
     M("[[CLAUDE_CODE_SESSION_ID=other vite --port 4620]] & sleep 1", 4620),
     M("[[X=1 TZ=UTC vite --port 4621]] & sleep 1", 4621),
     M("[[POSIXLY_CORRECT=1 vite --port 4622]] & sleep 1", 4622),
-    M("[[export HOME=/tmp/h && vite --port 4623]] & sleep 1", 4623),
+    N("export HOME=/tmp/h && vite --port 4623 & sleep 1", "it is a list or pipeline"),
     M("^export NODE_ENV=dev && {{vite --port 4624}} & sleep 1", 4624),
     # bash finds corral's program for the name unless something before it may change PATH
     M("^read -r v && {{vite --port 4625}} & sleep 1", 4625),
@@ -381,7 +383,7 @@ SHAPES = [
     M("^cat in.txt | {{vite --port 4650}} & sleep 1", 4650),
     M("{{vite --port 4651}} | grep -v debug | tee l & sleep 1", 4651),
     M("<<vite --port 4652>> | <<next dev -p 4653>> & sleep 1", 4652, 4653),
-    M("[[npm run dev | npm run log]] & sleep 1"),
+    N("npm run dev | npm run log & sleep 1", "it is a list or pipeline"),
     # lists: commands joined by && or || before the runner
     M("^npm ci && {{npm run dev}} & sleep 1"),
     M("^npm i && npm run build && {{npm run dev}} & sleep 1"),
@@ -393,8 +395,8 @@ SHAPES = [
     M("^npm i && {{vite« > vite.log» --port 4666}} & sleep 1", 4666),
     M("^npm i || npm run build && {{npm run dev}} & sleep 1"),
     M("^npm i | cat && {{npm run dev}} & sleep 1"),
-    M("[[npm run dev || npm run dev]] & sleep 1"),
-    M("[[npm run dev | cat && npm run dev]] & sleep 1"),
+    N("npm run dev || npm run dev & sleep 1", "it is a list or pipeline"),
+    N("npm run dev | cat && npm run dev & sleep 1", "it is a list or pipeline"),
     M("^echo x && echo y | <<vite --port 4663>> && echo z & sleep 1", 4663),
     M("<<vite --port 4664>> && echo done & sleep 1", 4664),
     M("<<vite --port 4665>> || echo failed & sleep 1", 4665),

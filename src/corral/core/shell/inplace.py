@@ -97,7 +97,9 @@ def decide_in_place(  # noqa: PLR0917 - one call site (plan.decide), every value
         runners = [found_jobs[at][0] for at in mine]
         head = _head(unit, runners) if kept_text else None
         hashed = _hashed(unit, runners) if kept_text and head is None else ()
-        why = unit.group if head is None and not hashed and unit.group else unit.blocker
+        why = unit.blocker
+        if head is None and not hashed:  # the old form: the list's bytes into a new shell
+            why = unit.group or (unit.listed if kept_text else None) or why
         if why is not None:
             blocked.extend((at, why) for at in mine)
         else:

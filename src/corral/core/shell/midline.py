@@ -39,6 +39,11 @@ _GROUP = (
     "it is a ( … ) or { …; } group, and no function can lead its last command alone to a"
     " supervisor (a group's commands are read, not moved)"
 )
+_LISTED = (
+    "it is a list or pipeline, which a new shell would run otherwise (the signal"
+    " dispositions its commands get; in zsh, which run in the foreground), and neither a"
+    " function nor the shell's table of commands can lead its long runners to a supervisor"
+)
 # Builtins that change the calling shell's own state, which a new shell would not see.
 _SHELL_STATE = frozenset(
     {"set", "shopt", "alias", "unalias", "trap", "unset", "hash", "enable", "shift",
@@ -65,6 +70,7 @@ class Unit(NamedTuple):
     heads: tuple[Head, ...] = ()  # the commands a function of their name can lead there
     group: str | None = None  # why its bytes cannot become a supervisor's command line
     hashed: tuple[Head, ...] = ()  # the commands bash and zsh can find through their tables
+    listed: str | None = None  # why its bytes cannot run exactly in bash's or zsh's -c
 
 
 class Background(NamedTuple):
@@ -152,7 +158,9 @@ class _Walk:
             group = _GROUP if _group(node) is not None else None
             unit = Unit(start, end, amp.start_byte, False, placed, state.cwd, blocker)
             found, hashed = heads(node, self.source), hashed_heads(node, self.source)
-            self.units.append(unit._replace(heads=found, group=group, hashed=hashed))
+            body = node.child_by_field_name("body") if node.type == "redirected_statement" else node
+            listed = None if body is None or body.type == "command" else _LISTED
+            self.units.append(unit._replace(heads=found, group=group, hashed=hashed, listed=listed))
         return after
 
     def _list(self, node: Node, state: _State, bg: bool, unit: bool) -> _State:
