@@ -206,11 +206,12 @@ def seen_jobs(
     include_finished: bool = False,
     session: str | None = None,
     cpu_interval: float = 0.0,
-) -> Listing:
-    """What `list_jobs` says, from one snapshot: `records` (the ledger as it was read for
-    `snap`) and the processes, ports, CPU and memory `snap` holds; nothing is read again. A
-    job's processes `snap` read without a CPU figure (it saw them for the first time) are
-    measured over `cpu_interval` seconds from it (0: left at 0.0)."""
+) -> list[JobView]:
+    """The jobs `list_jobs` lists, from one snapshot: `records` (the ledger as it was read for
+    `snap`) and the processes, ports, CPU and memory `snap` holds; nothing is read again (the
+    ledger's warnings are the snapshot's). A job's processes `snap` read without a CPU figure
+    (it saw them for the first time) are measured over `cpu_interval` seconds from it (0:
+    left at 0.0)."""
     from corral.adapters import scan
 
     shown = _shown(records, include_finished, session, snap)
@@ -225,7 +226,7 @@ def seen_jobs(
     if unmeasured and cpu_interval > 0:
         snap = scan.with_cpu(snap, unmeasured, cpu_interval)
     usage = {job: scan.job_usage(snap, pids) for job, pids in found.items()}
-    return Listing(_views(shown, usage), [])
+    return _views(shown, usage)
 
 
 def _views(shown: Sequence[_Seen], usage: dict[str, Any]) -> list[JobView]:
