@@ -276,12 +276,10 @@ def _views(shown: Sequence[_Seen], usage: dict[str, Any]) -> list[JobView]:
 
 
 def recent_failure(record: JobRecord, now: float) -> bool:
-    """A job that ended on its own with a non-zero code or by a signal less than an hour
-    ago: plain `ls` keeps showing it (a crash must not look like a clean exit)."""
+    """A job that `failed` (ended on its own with a non-zero code or by a signal) less than
+    an hour ago: plain `ls` keeps showing it (a crash must not look like a clean exit)."""
     return (
-        record.final
-        and record.stop_requested_at is None
-        and bool(record.exit_code or record.signal)
+        failed(record.state, record.exit_code, record.signal)
         and record.ended_at is not None
         and now - record.ended_at < FAILED_SHOWN_FOR
     )
