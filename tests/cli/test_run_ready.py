@@ -50,6 +50,20 @@ def test_a_stopped_job_leaves_plain_ls(corral_home: Path) -> None:
     assert job["id"][:8] not in corral("ls").stdout
 
 
+def test_a_job_killed_after_the_grace_of_its_stop_is_not_a_failure(corral_home: Path) -> None:
+    """A stop by request that had to SIGKILL (the job ignored SIGTERM) is recorded `killed`
+    with signal 9: not a failure, whatever the surface (core.outcomes.failed)."""
+    from corral.service.jobs import list_jobs
+
+    line = "trap '' TERM; sleep 300 & trap '' TERM; wait"
+    job = corral_json("run", "-d", "--grace", "0.5", "-c", line)["data"]
+    corral("stop", job["id"], check=True)
+    (view,) = [j for j in list_jobs(include_finished=True).jobs if j.id == job["id"]]
+    assert (view.state, view.signal) == ("killed", 9), view
+    assert not view.failed
+    assert job["id"][:8] not in corral("ls").stdout  # plain `ls` shows failures only
+
+
 def test_a_job_that_finishes_well_at_once_is_fine(corral_home: Path) -> None:
     result = corral("run", "-d", "-c", "echo done")
     assert result.returncode == 0, result.stderr

@@ -70,7 +70,12 @@ def test_a_failed_job_is_shown_for_an_hour_and_a_stopped_one_not() -> None:
     assert jobs.recent_failure(_failed_record(60), now)
     assert not jobs.recent_failure(_failed_record(3601), now)
     assert not jobs.recent_failure(_failed_record(60, exit_code=0), now)
-    assert not jobs.recent_failure(_failed_record(60, stop_requested_at=now - 61), now)
+    # stopped by request, SIGKILLed after its grace period (as the supervisor records it)
+    stopped = _failed_record(
+        60, state="killed", exit_code=137, signal=9, stop_requested_at=now - 61
+    )
+    assert not jobs.recent_failure(stopped, now)
+    assert not jobs.recent_failure(_failed_record(60, state="stopped", exit_code=143), now)
     assert jobs.recent_failure(_failed_record(60, exit_code=137, signal=9), now)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -65,9 +66,14 @@ def test_start_list_logs_stop_over_stdio(corral_home: Path, tmp_path: Path) -> N
         started, text = await _call(client, "job_start", line=line, name="web")
         job = started["data"]
         assert job["ready"]["url"] == f"http://localhost:{port}", started
-        assert f"ready: http://localhost:{port}" in text
+        # the words every surface says after a start (service.starting.start_lines)
+        assert text == (
+            f"started job {job['id'][:8]} (supervisor pid {job['pid']})\n"
+            f"ready: http://localhost:{port}"
+        )
         again, text = await _call(client, "job_start", line=line)
         assert again["errors"] and "refused" in text and str(port) in text
+        assert text == f"not started: {again['errors'][0]}"
         listed, _ = await _call(client, "jobs_list", scope="session")
         rows = listed["data"]["jobs"]
         assert [(r["id"], r["name"], r["ports"]) for r in rows] == [(job["id"], "web", [port])]
@@ -133,6 +139,34 @@ def test_restart_and_explain_over_stdio(corral_home: Path, tmp_path: Path) -> No
         await _call(client, "job_stop", jobs=["sl"])
 
     _serve(_params(corral_home, tmp_path), body)
+
+
+def test_a_start_not_ready_or_not_started_says_so(corral_home: Path, tmp_path: Path) -> None:
+    async def failing(client: Any) -> None:
+        line = "echo token=abc123secretvalue; echo boom; exit 3"
+        started, text = await _call(client, "job_start", line=line)
+        job = started["data"]
+        assert job["ready"]["reason"] == "exited with code 3", started
+        said, _, tail = text.partition("\n")
+        assert said == f"started job {job['id'][:8]} (supervisor pid {job['pid']})", text
+        # why, then the last lines of its log, secrets hidden
+        assert tail.startswith("not ready: exited with code 3\n") and tail.endswith("boom")
+        assert "abc123secretvalue" not in text and not started["errors"]
+
+    _serve(_params(corral_home, tmp_path), failing)
+    (corral_home / "ledger").rename(corral_home / "ledger.kept")
+    (corral_home / "ledger").write_text("a file where the ledger folder should be")
+    marker = tmp_path / "ran"
+
+    async def unrecorded(client: Any) -> None:
+        started, text = await _call(client, "job_start", line=f"touch {marker}; sleep 300")
+        error = started["data"]["error"]
+        assert "cannot supervise" in error and started["errors"] == [error], started
+        assert text == f"not started: {error}"
+
+    _serve(_params(corral_home, tmp_path), unrecorded)
+    time.sleep(0.5)
+    assert not marker.exists()
 
 
 def test_the_session_is_the_one_the_cli_and_the_supervisor_read(

@@ -42,7 +42,11 @@ def test_the_words_of_a_failure() -> None:
     assert job_row({**_view("exited", 3, None).to_json(), "project": "/p"}).cells[1] == (
         "failed (3)"
     )
-    assert job_row({**_view("killed", None, 9).to_json(), "project": "/p"}).cells[1] == "killed"
+    # killed by a signal on its own: the supervisor records `exited` with the signal
+    assert job_row({**_view("exited", 137, 9).to_json(), "project": "/p"}).cells[1] == "killed"
+    # stopped by request, SIGKILLed after its grace period: not a failure
+    stopped = job_row({**_view("killed", 137, 9).to_json(), "project": "/p"})
+    assert stopped.cells[1] == "killed (137)" and not stopped.failed and _style(stopped) == "dim"
     # killed without a signal recorded (its supervisor ended without saying how): not a
     # failure the job reported, shown as its state, not red
     quiet = job_row({**_view("killed", None, None).to_json(), "project": "/p"})

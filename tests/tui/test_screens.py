@@ -24,8 +24,8 @@ RUNNING = [
 FAILED = [
     job("e57e753e", "npm run nosuch", state="exited", exit_code=1, session=SESSION,
         processes=0, age_seconds=2.0, ended_at=1.0),
-    job("a11ce000", "vite --port 5174", state="killed", signal=9, exit_code=None,
-        session=SESSION, age_seconds=40.0, ended_at=1.0),
+    job("a11ce000", "vite --port 5174", state="exited", signal=9, exit_code=137,
+        session=SESSION, age_seconds=40.0, ended_at=1.0),  # killed by a signal on its own
     job("0ddba11a", "celery worker", state="unsupervised", session="0ldsess1on",
         note="supervisor gone", processes=3, age_seconds=5000.0),
 ]  # fmt: skip

@@ -361,6 +361,12 @@ def take(
         procs, ports = _psutil_table(), _psutil_listeners()
     cpu: dict[int, float] = {}
     if previous is not None:
+        if read is not None:  # carried over unread (the same tuples): their CPU as then
+            cpu = {
+                pid: percent
+                for pid, percent in previous.cpu_percent.items()
+                if pid in procs and pid not in read
+            }
         for pid in procs if read is None else read:
             proc = procs[pid]
             before = previous.procs.get(pid)

@@ -47,9 +47,10 @@ LIVE_STATES = frozenset(s.value for s in JobState if s.live)
 
 
 def failed(state: str, exit_code: int | None, signal: int | None) -> bool:
-    """A job that ended on its own with a non-zero code or by a signal (one stopped by
-    request is `stopped`): what every surface marks as failed."""
-    return state in (JobState.EXITED, JobState.KILLED) and bool(exit_code or signal)
+    """A job that ended on its own with a non-zero code or by a signal: what every surface
+    marks as failed. A job ending on its own is `exited` (by a signal too); one stopped by
+    request is `stopped`, or `killed` when it outlived its grace period and was SIGKILLed."""
+    return state == JobState.EXITED and bool(exit_code or signal)
 
 
 # The floor's table (the supervisor checks it too), as JobStates.

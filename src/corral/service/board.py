@@ -46,14 +46,14 @@ def board(folder: Path, *, observed: Any = None, cpu_interval: float = 0.1) -> B
 
     obs = observed if observed is not None else sessions.observe()
     listing = sessions.list_processes(observed=obs, supervised=False)
-    job_listing = jobs.seen_jobs(
+    seen = jobs.seen_jobs(
         obs.records, obs.snapshot, include_finished=True, cpu_interval=cpu_interval
     )
     loose = [v for v in listing.processes if v.attribution != "supervised" and v.own]
     return Board(
         str(project_root(folder)),
-        job_listing.jobs,
-        _projects(job_listing.jobs),
+        seen,
+        _projects(seen),
         loose,
         listing.other_listeners,
         list(listing.warnings),  # the snapshot's: the ledger's among them

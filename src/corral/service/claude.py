@@ -199,11 +199,11 @@ def overview(
     observed = sessions.observe() if observed is None else observed
     agents = observed.attributed.agents
     listing = sessions.list_processes(observed=observed, supervised=False)
-    job_listing = jobs.seen_jobs(observed.records, observed.snapshot, cpu_interval=cpu_interval)
+    seen = jobs.seen_jobs(observed.records, observed.snapshot, cpu_interval=cpu_interval)
     mine: list[Any] = []
     earlier: list[Any] = []
     others: list[Any] = []
-    for job in job_listing.jobs:
+    for job in seen:
         if session is not None and job.session == session:
             mine.append(job)
         elif not _inside(job.cwd, project):
@@ -222,7 +222,7 @@ def overview(
             view.orphaned and _inside(view.cwd, project)
         ):
             loose.append(view)
-    warnings = [*listing.warnings, *job_listing.warnings]
+    warnings = list(listing.warnings)  # the snapshot's: the ledger's among them
     return Overview(
         session, project, mine, earlier, others, loose, listing.other_listeners, warnings
     )

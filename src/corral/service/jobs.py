@@ -206,11 +206,12 @@ def seen_jobs(
     include_finished: bool = False,
     session: str | None = None,
     cpu_interval: float = 0.0,
-) -> Listing:
-    """What `list_jobs` says, from one snapshot: `records` (the ledger as it was read for
-    `snap`) and the processes, ports, CPU and memory `snap` holds; nothing is read again. A
-    job's processes `snap` read without a CPU figure (it saw them for the first time) are
-    measured over `cpu_interval` seconds from it (0: left at 0.0)."""
+) -> list[JobView]:
+    """The jobs `list_jobs` lists, from one snapshot: `records` (the ledger as it was read for
+    `snap`) and the processes, ports, CPU and memory `snap` holds; nothing is read again (the
+    ledger's warnings are the snapshot's). A job's processes `snap` read without a CPU figure
+    (it saw them for the first time) are measured over `cpu_interval` seconds from it (0:
+    left at 0.0)."""
     from corral.adapters import scan
 
     shown = _shown(records, include_finished, session, snap)
@@ -225,7 +226,7 @@ def seen_jobs(
     if unmeasured and cpu_interval > 0:
         snap = scan.with_cpu(snap, unmeasured, cpu_interval)
     usage = {job: scan.job_usage(snap, pids) for job, pids in found.items()}
-    return Listing(_views(shown, usage), [])
+    return _views(shown, usage)
 
 
 def _views(shown: Sequence[_Seen], usage: dict[str, Any]) -> list[JobView]:
@@ -275,12 +276,10 @@ def _views(shown: Sequence[_Seen], usage: dict[str, Any]) -> list[JobView]:
 
 
 def recent_failure(record: JobRecord, now: float) -> bool:
-    """A job that ended on its own with a non-zero code or by a signal less than an hour
-    ago: plain `ls` keeps showing it (a crash must not look like a clean exit)."""
+    """A job that `failed` (ended on its own with a non-zero code or by a signal) less than
+    an hour ago: plain `ls` keeps showing it (a crash must not look like a clean exit)."""
     return (
-        record.final
-        and record.stop_requested_at is None
-        and bool(record.exit_code or record.signal)
+        failed(record.state, record.exit_code, record.signal)
         and record.ended_at is not None
         and now - record.ended_at < FAILED_SHOWN_FOR
     )

@@ -7,7 +7,6 @@ verified identities only and writes one audit event, whatever the surface.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import shlex
@@ -134,10 +133,7 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
             r.pid for r in rows if r.how == attribution.SUPERVISED and r.role != ROLE_SUPERVISOR
         ]
         jobs_read_at = time.monotonic()
-    snap = _carry_cpu(
-        previous.snapshot,
-        scan.take(previous=previous.snapshot, incremental=True, reread=again, walk_only=shown),
-    )
+    snap = scan.take(previous=previous.snapshot, incremental=True, reread=again, walk_only=shown)
     remembered = previous.remembered
     if records is previous.records and not _may_change(previous, snap):
         attributed = _without_gone(previous.attributed, snap)
@@ -161,19 +157,6 @@ def refresh(previous: Observed, *, remember: bool = True) -> Observed:
         key,
         tuple(ledger_warnings),
         jobs_read_at,
-    )
-
-
-def _carry_cpu(before: scan.Snapshot, snap: scan.Snapshot) -> scan.Snapshot:
-    """`snap` with the CPU % `before` measured of the processes it carried over unread (the
-    same tuples): their CPU as then, as their memory is."""
-    carried = {
-        pid: cpu
-        for pid, cpu in before.cpu_percent.items()
-        if pid not in snap.cpu_percent and snap.procs.get(pid) is before.procs.get(pid)
-    }
-    return (
-        dataclasses.replace(snap, cpu_percent={**carried, **snap.cpu_percent}) if carried else snap
     )
 
 

@@ -117,8 +117,11 @@ def readiness_line(readiness: Readiness) -> str | None:
 
 def start_lines(result: StartResult) -> list[str]:
     """What a start (a restart's too) says after it, every surface alike: why nothing was
-    started, or `started_line` and `readiness_line`."""
+    started (refused, or it could not be recorded and was not to run unsupervised), or
+    `started_line` and `readiness_line`."""
     if result.started is None:
         return [f"not started: {result.refusal}"]
+    if result.started.error:
+        return [f"not started: {result.started.error}"]
     ready = result.readiness and readiness_line(result.readiness)
     return [started_line(result.started), *([ready] if ready else [])]

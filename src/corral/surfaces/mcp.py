@@ -113,22 +113,12 @@ class Tools:
         data = result.to_json()
         if data.get("ready"):
             data["ready"] = dict(data["ready"], tail=_redacted(data["ready"]["tail"]))
-        if result.refusal is not None:
-            return _result(data, f"refused: {result.refusal}", [result.refusal])
+        lines = starting.start_lines(result)  # what every surface says after a start
         readiness = result.readiness
-        short = str(data["id"])[:8]
-        if readiness is None:
-            text = f"started {short} unsupervised"
-        elif readiness.ready:
-            text = f"started {short}; " + (
-                f"ready: {readiness.url}" if readiness.url else "running"
-            )
-            if readiness.ended:
-                text = f"started {short}; it finished with code {readiness.exit_code}"
-        else:
-            tail = "\n".join(_redacted(readiness.tail))
-            text = f"started {short}; not ready: {readiness.reason}\n{tail}".rstrip()
-        return _result(data, text)
+        if readiness is not None and not readiness.ready:
+            lines += _redacted(readiness.tail)  # why it is not ready, in its own words
+        why = result.refusal or (result.started.error if result.started is not None else None)
+        return _result(data, "\n".join(lines), [why] if why else None)
 
     def job_logs(
         self, job: str, tail: int | None, grep: str | None, after: int | None
