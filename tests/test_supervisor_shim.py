@@ -6,8 +6,10 @@ bash would have run it."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 from corral.core.shell.decision import Decision, InPlace
 from corral.lowlevel.locations import shim_path, shims_dir
 from corral.service.admission import SHIM_SECONDS, write_shims
+from tests.helpers import zsh_or_skip
 
 TOKEN = "ab" * 16
 
@@ -102,3 +105,61 @@ def test_a_name_gone_from_path_says_so(corral_home: Path) -> None:
     done = _bash("no-such-program-here x", shim, "no-such-program-here")
     assert done.returncode == 127
     assert done.stderr == b"no-such-program-here: command not found\n"
+
+
+# A script without `#!`: the kernel refuses it (ENOEXEC); bash runs it with a new bash
+# (`$0` the file), zsh with /bin/sh, and neither runs a binary file.
+NO_SHEBANG = 'echo "$0|$*|${BASH_VERSION:+bash}|$SHLVL"\n[ "$1" != fail ]\n'
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+@pytest.mark.parametrize("script", ["plain", "empty", "binary"])
+def test_a_program_the_kernel_cannot_run_runs_as_the_shell_would_run_it(
+    shell: str, script: str, corral_home: Path
+) -> None:
+    found = zsh_or_skip() if shell == "zsh" else shell
+    folder = corral_home / "bin"
+    folder.mkdir()
+    program = folder / "nsb"
+    body = {"plain": NO_SHEBANG.encode(), "empty": b"", "binary": b"\x7fELF\0\0\0\0junk\n"}
+    program.write_bytes(body[script])
+    program.chmod(0o755)
+    shim = _shim("nsb", ("serve",))
+    hashed = "hash -p {shim} nsb" if shell == "/bin/bash" else "hash nsb={shim}"
+    env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
+    runs = []
+    for prefix in ("", hashed.format(shim=shim) + "; "):
+        line = f"{prefix}nsb a 'b c'; echo rc=$?; nsb fail; echo rc=$?"
+        done = subprocess.run(
+            [found, "-c", line], capture_output=True, env=env, timeout=30, check=False
+        )
+        runs.append((done.stdout, done.returncode, bool(done.stderr)))
+    assert runs[0] == runs[1]
+    if script == "plain":
+        assert runs[0][0].startswith(f"{program}|a b c|".encode())
+    elif script == "binary":
+        assert runs[0][0] == b"rc=126\nrc=126\n"
+
+
+def test_a_mark_that_cannot_be_made_lets_the_call_run_as_written(corral_home: Path) -> None:
+    """The job's folder swept while the line runs its program (the kernel holds it open):
+    the call runs as it is rather than fail."""
+    shim = _shim("env", ("serve",), earlier=1)
+    with open(shim, "rb") as held:
+        shutil.rmtree(os.path.dirname(shim))
+        done = subprocess.run(
+            [sys.executable, "-IS", f"/dev/fd/{held.fileno()}", "serve"], capture_output=True,
+            timeout=30, check=False, pass_fds=(held.fileno(),),
+        )  # fmt: skip
+    assert done.returncode == 127 and b"serve" in done.stderr  # env's own: no `serve`
+    assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["..", "a" * 300])
+def test_a_shim_that_cannot_be_written_is_skipped(name: str, corral_home: Path) -> None:
+    """The line then finds no program there (`[ -x … ]`): a function leads the command, or
+    the list runs as written. write_shims raises nothing (the reservation is already made)
+    and leaves no partial file."""
+    _shim(name, ("serve",))
+    folder = Path(shims_dir()) / TOKEN
+    assert not [p for p in folder.iterdir() if p.name != name]

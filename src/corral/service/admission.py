@@ -9,6 +9,7 @@ corral's shell prefix, given the line the PreToolUse hook already read, runs onl
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -354,7 +355,8 @@ SHIM_SECONDS = 7 * 86400.0  # a line's shims outlive it: its list may run for da
 def write_shims(decision: Decision) -> None:
     """Put in place the programs a wrapped line's text names for bash to find its commands
     through (core.shell.decision.shim_script), each whole (a rename), mode 0700, in its
-    job's private folder; a line whose program is missing uses its function instead.
+    job's private folder; a line whose program is missing uses its function instead, or
+    runs as written: one that cannot be written (its reservation made) raises nothing.
     Folders older than SHIM_SECONDS are swept: a line ran long ago with them."""
     from corral.core.shell.decision import shim_script
     from corral.lowlevel import locations
@@ -363,13 +365,17 @@ def write_shims(decision: Decision) -> None:
     for wrap in wraps:
         if wrap.shim != locations.shim_path(wrap.token, wrap.head or ""):
             continue  # (a note's: only the path corral gives the job is written)
-        folder = locations.ensure_private(os.path.dirname(wrap.shim))
         temp = f"{wrap.shim}.{os.getpid()}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o700)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(shim_script(wrap))
-        os.replace(temp, wrap.shim)
-        os.utime(folder)
+        try:
+            folder = locations.ensure_private(os.path.dirname(wrap.shim))
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o700)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(shim_script(wrap))
+            os.replace(temp, wrap.shim)
+            os.utime(folder)
+        except OSError:  # (a name no file can have, a full disk): the line finds none
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
     if wraps:
         _sweep_shims(time.time())
 

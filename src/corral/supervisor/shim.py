@@ -11,11 +11,13 @@ in that process (a user's function running `npm --version`, `npm i` before `npm 
 runs the real program exactly as bash would have: found on PATH, with `NAME` as its
 `argv[0]`, `_` naming its path, the environment and open files untouched, and the signal
 dispositions bash gave this process (Python ignores SIGPIPE and SIGXFSZ when it starts;
-bash's own mask says whether they stay so).
+bash's own mask says whether they stay so). A file the kernel cannot run (no `#!`), the
+shell runs as a script: bash with a new bash of its own, zsh with /bin/sh.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -39,6 +41,8 @@ def _let_through(program: str, earlier: int) -> bool:
             os.mkdir(f"{program}.{number}", 0o700)
         except FileExistsError:
             continue
+        except OSError:
+            return True  # its folder swept while the line runs: the call runs as it is
         return True
     return False
 
@@ -56,7 +60,39 @@ def _as_written(name: str, args: list[str]) -> None:
             try:
                 os.execve(path, [name, *args], env)
             except OSError as exc:
+                if exc.errno == errno.ENOEXEC:
+                    _as_script(path, args, env)
                 sys.stderr.write(f"{name}: {exc.strerror}\n")
                 os._exit(126)
     sys.stderr.write(f"{name}: command not found\n")
     os._exit(127)
+
+
+def _as_script(path: str, args: list[str], env: dict[str, str]) -> None:
+    """`exec` a file without `#!` as the shell that ran us would run it: bash checks that it
+    is no binary file (an ELF header, or a NUL in its first line) and runs it in a subshell
+    that resets itself as a new bash would (`$0` the file); zsh checks for a NUL in its first
+    128 bytes and runs `/bin/sh FILE`. Returns when it is a binary file."""
+    try:
+        with open(path, "rb") as f:
+            sample = f.read(128)
+    except OSError:
+        return
+    try:
+        shell = os.readlink(f"/proc/{os.getppid()}/exe")
+    except OSError:
+        shell = ""
+    if os.path.basename(shell).startswith("zsh"):
+        if b"\0" not in sample:
+            os.execve("/bin/sh", ["sh", path, *args], env)
+        return
+    end = -1
+    for _ in range(2 if sample.startswith(b"#!") else 1):
+        end = sample.find(b"\n", end + 1, 80)
+        if end < 0:
+            break
+    if sample.startswith(b"\x7fELF") or b"\0" in sample[: end if end >= 0 else 80]:
+        return
+    if not os.path.basename(shell).startswith("bash"):
+        shell = "/bin/bash"  # (our shell gone: only bash leads the list's commands here)
+    os.execve(shell, [shell, path, *args], env)
