@@ -305,6 +305,12 @@ AS_WRITTEN = [
     "false || sh -c 'exit 0' && sh -c 'grep ^SigIgn /proc/$$/status' & wait $!; echo rc=$?",
     "sh -c 'echo one' && sh -c 'echo two' | cat & wait $!; echo rc=$?",  # one name twice
     "export HOME=/tmp && sh -c 'grep ^SigIgn /proc/$$/status' & wait",  # HOME: the supervisor's
+    # zsh's builtins and `=NAME` would name corral's program in the table, not the command's
+    "which sh && sh -c 'echo x' && echo done & wait",
+    "sh -c 'echo x' && whence -v sh & wait",
+    "where sh && sh -c 'echo x' | cat & wait",
+    "echo =sh && sh -c 'echo x' && echo done & wait",
+    "sh -c 'echo x' && ls -l =sh & wait",
 ]
 
 

@@ -443,15 +443,19 @@ def hashed_heads(node: Node, source: bytes) -> tuple[Head, ...]:
     there shares, no `/`, builtin or reserved word, with plain arguments and no
     assignment to one of SUPERVISOR_VARIABLES; each with the words of the others, checked
     to be no functions when the line runs. () when the list holds anything else, a
-    command that may change PATH (HASH_UNSAFE, a declaration) or names PATH."""
+    command that may change PATH (HASH_UNSAFE, a declaration) or names PATH, or one that
+    would print corral's program as the command's path (SHOWS_THE_TABLE, zsh's `=NAME`)."""
     commands: list[tuple[Node, list[Node]]] = []
     if not _simple_commands(node, [], commands):
         return ()
-    if _PATH_NAMED.search(source[node.start_byte : node.end_byte]):
+    text = source[node.start_byte : node.end_byte]
+    if _PATH_NAMED.search(text):
         return ()
     words = [_command_word(c, source) if c.type == "command" else None for c, _ in commands]
-    if any(not w or w in HASH_UNSAFE for w in words):
+    if any(not w or w in HASH_UNSAFE or w in SHOWS_THE_TABLE for w in words):
         return ()
+    if any(w and re.search(rb"(?<![^\s;&|(){}<>])=" + re.escape(w.encode()), text) for w in words):
+        return ()  # zsh's `=NAME`: the path the table has for NAME
     found = []
     for (command, redirects), name in zip(commands, words, strict=True):
         if not _can_name(name) or "/" in name or name in _BUILTINS or words.count(name) > 1:
@@ -471,6 +475,9 @@ def hashed_heads(node: Node, source: bytes) -> tuple[Head, ...]:
     return tuple(found)
 
 
+# zsh's builtins that print the path the table holds for a name (bash's `type`, `command`
+# and `hash` the reader or HASH_UNSAFE keep out), and precommand modifiers before them.
+SHOWS_THE_TABLE = frozenset({"type", "which", "whence", "where", "noglob", "nocorrect"})
 # PATH and the tables that hold where commands are, by any of their names in bash or zsh.
 _PATH_NAMED = re.compile(rb"PATH|BASH_CMDS|\bpath\b|\bcommands\b|\bhash\b|\brehash\b")
 
