@@ -163,3 +163,15 @@ def test_a_shim_that_cannot_be_written_is_skipped(name: str, corral_home: Path) 
     _shim(name, ("serve",))
     folder = Path(shims_dir()) / TOKEN
     assert not [p for p in folder.iterdir() if p.name != name]
+
+
+def test_the_jobs_call_gives_the_supervisor_the_programs_path_as_underscore(
+    corral_home: Path,
+) -> None:
+    """bash and zsh set `_` to the path of the program they run; a supervisor's shell that
+    sets none (/bin/sh, SHELL neither bash nor zsh) passes on what it got: the program's
+    path, as without corral, not corral's own program's."""
+    probe = '/bin/sh -c \'tr "\\0" "\\n" < /proc/$$/environ | grep ^_=\' --'
+    shim = _shim("env", ("serve",), text=probe)
+    done = _bash("env serve", shim, "env")
+    assert done.stdout == b"_=/usr/bin/env\n", done

@@ -29,7 +29,13 @@ from corral.lowlevel.procfs import ignored_signals
 def run(name: str, values: Sequence[str], earlier: int, supervisor: Sequence[str]) -> None:
     args = sys.argv[1:]
     if args == list(values) and not _let_through(os.path.abspath(sys.argv[0]), earlier):
-        os.execv(supervisor[0], list(supervisor))
+        # `_` names the program the shell would have run, not this one (a supervisor's
+        # shell that sets none passes it on to the job)
+        env = dict(os.environ)
+        found = _on_path(name, env)
+        if found is not None:
+            env["_"] = found
+        os.execve(supervisor[0], list(supervisor), env)
     _as_written(name, args)
 
 
@@ -53,19 +59,27 @@ def _as_written(name: str, args: list[str]) -> None:
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
     env = dict(os.environ)
+    path = _on_path(name, env)
+    if path is None:
+        sys.stderr.write(f"{name}: command not found\n")
+        os._exit(127)
+    env["_"] = path
+    try:
+        os.execve(path, [name, *args], env)
+    except OSError as exc:
+        if exc.errno == errno.ENOEXEC:
+            _as_script(path, args, env)
+        sys.stderr.write(f"{name}: {exc.strerror}\n")
+        os._exit(126)
+
+
+def _on_path(name: str, env: dict[str, str]) -> str | None:
+    """The first executable file called NAME on PATH, as bash and zsh find it."""
     for folder in env.get("PATH", "").split(":"):
         path = f"{folder or '.'}/{name}"
         if os.path.isfile(path) and os.access(path, os.X_OK):
-            env["_"] = path
-            try:
-                os.execve(path, [name, *args], env)
-            except OSError as exc:
-                if exc.errno == errno.ENOEXEC:
-                    _as_script(path, args, env)
-                sys.stderr.write(f"{name}: {exc.strerror}\n")
-                os._exit(126)
-    sys.stderr.write(f"{name}: command not found\n")
-    os._exit(127)
+            return path
+    return None
 
 
 def _as_script(path: str, args: list[str], env: dict[str, str]) -> None:
