@@ -311,6 +311,8 @@ AS_WRITTEN = [
     "where sh && sh -c 'echo x' | cat & wait",
     "echo =sh && sh -c 'echo x' && echo done & wait",
     "sh -c 'echo x' && ls -l =sh & wait",
+    # an argument the shell expands (`~`): what the program gets is not the text read
+    "sh -c 'echo $0' ~/x && echo done & wait",
 ]
 
 
@@ -584,6 +586,28 @@ CALLING_THE_RUNNER = [
     f"{JOB} ver && ./job.sh serve & wait $!; echo rc=$?",
     f"{JOB} ./job.sh build && ver && ./job.sh serve & wait $!; echo rc=$?",
 ]
+
+
+@pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "true && sh -c 'echo $0 $1' ~/x ~ & wait $!; echo rc=$?",
+        "(cd / && sh -c 'echo $0' ~) & wait $!; echo rc=$?",
+    ],
+)
+def test_an_argument_the_shell_expands_still_reaches_the_supervisor(
+    shell: str, line: str, corral_home: Path
+) -> None:
+    """`~` reaches the command as the shell expands it: corral's program in the shell's
+    table, comparing the arguments it gets with the line's text, would let the job's own
+    call run unsupervised; a function's guard compares the words as written."""
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
+    env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    problem = _compare(found, line, env)
+    assert problem is None, problem
+    assert len(list((corral_home / "ledger").glob("*.json"))) == 1
 
 
 @pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])

@@ -195,6 +195,8 @@ def heads(node: Node, source: bytes) -> tuple[Head, ...]:
         # (`CMD &` alone: the function leads it in the process forked for it, every text
         # the line's own: it needs no more)
         hashed = not (alone and form == ASYNC)
+        if hashed and not _exact_values(command, redirects, source):
+            hashed = False  # (`~/x`: the function's guard compares it as the shell expands it)
         checks = hash_checks(name, command, earlier_commands, source) if hashed else None
         found_heads.append(
             Head(
@@ -366,6 +368,20 @@ def _arguments(
     """The command's arguments (the words after its command word, the grammar's words hung
     on a redirection included), each as written and as the command gets it; None when one
     is not plain text."""
+    found = []
+    for node in _argument_nodes(command, redirects):
+        try:
+            word = _word(node, source)
+        except Refused:
+            return None
+        if not word.literal:
+            return None
+        found.append((source[node.start_byte : node.end_byte].decode("utf-8"), word.value))
+    return tuple(found)
+
+
+def _argument_nodes(command: Node, redirects: list[Node]) -> list[Node]:
+    """The command's argument words in order, those hung on a redirection included."""
     nodes = [
         child
         for child in command.named_children
@@ -377,16 +393,29 @@ def _arguments(
         *(c for c in command.named_children if c.type.endswith("_redirect")),
     ]:
         nodes.extend(hung_on(redirect))
-    found = []
-    for node in sorted(nodes, key=lambda n: n.start_byte):
-        try:
-            word = _word(node, source)
-        except Refused:
-            return None
-        if not word.literal:
-            return None
-        found.append((source[node.start_byte : node.end_byte].decode("utf-8"), word.value))
-    return tuple(found)
+    return sorted(nodes, key=lambda n: n.start_byte)
+
+
+# Unquoted text bash and zsh give a command as it is: no `~` or pattern (nor zsh's `=NAME`
+# at a word's start).
+_AS_IT_IS = re.compile(r"[A-Za-z0-9_@%+=:,./-]*")
+
+
+def _exact_values(command: Node, redirects: list[Node], source: bytes) -> bool:
+    """Each argument's value (`_arguments`) is exactly what the command gets, to compare
+    with what a program receives (corral's program in the shell's table sees `~/x` as the
+    shell expanded it, where a function's guard tests the words as written)."""
+    stack = _argument_nodes(command, redirects)
+    if any(source[n.start_byte : n.start_byte + 1] == b"=" for n in stack):
+        return False
+    while stack:
+        node = stack.pop()
+        quoted = node.parent is not None and node.parent.type in ("string", "raw_string")
+        text = source[node.start_byte : node.end_byte].decode("utf-8")
+        if node.type in ("word", "number") and not quoted and not _AS_IT_IS.fullmatch(text):
+            return False
+        stack.extend(node.children)
+    return True
 
 
 def _can_name(word: str | None) -> TypeGuard[str]:
@@ -462,6 +491,8 @@ def hashed_heads(node: Node, source: bytes) -> tuple[Head, ...]:
             continue
         arguments = _arguments(command, redirects, source)
         if arguments is None or not _own_assignments(command, source):
+            continue
+        if not _exact_values(command, redirects, source):
             continue
         others = tuple(dict.fromkeys(w for w in words if w and w != name))
         end = max([command.end_byte, *(r.end_byte for r in redirects)])
