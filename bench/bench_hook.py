@@ -7,6 +7,8 @@ targets (issue 4). Runs are interleaved with the baseline so that load hits both
 - a wrapped line (read, checked against the ledger and ports, reserved, rewritten): ≤ 80 ms;
 - a foreground line that sends a server to the background mid-line, rewritten in place
   (`npm run dev & sleep 2; curl …`, issue 17): the same budget, and beside the wrapped line;
+  the same for a list (`cd web && npm run dev & …`), for which the hook also writes the
+  program bash finds for `npm`;
 - the Codex, Gemini, Qwen Code and opencode hooks (surfaces/agents) on a line decided
   without the grammar: the
   Claude hook's budget, ≤ 1.5 times the baseline (issue 16).
@@ -65,7 +67,7 @@ def main() -> int:
         baseline_argv = [sys.executable, "-I", "-S", "-c", "pass"]
         argv = hook.command("pre-tool-use")
         plain = _payload("ls -la src | grep py > files.txt", tmp)
-        base, fast, wrapped, midline, other = [], [], [], [], []
+        base, fast, wrapped, midline, listed, other = [], [], [], [], [], []
         shell_call = json.loads(plain)["tool_input"]["command"]
         call = {"session_id": "b", "cwd": tmp}
         shell_input = {"command": shell_call}
@@ -85,6 +87,8 @@ def main() -> int:
         other_env = {**env, "CORRAL_HOME": str(Path(tmp) / "home-baseline")}
         Path(other_env["CORRAL_HOME"]).mkdir(mode=0o700)  # older trees made it 0755
         midline_line = "npm run dev & sleep 2; curl -s localhost:5173"
+        # a list: bash finds corral's program for `npm` (the hook writes it)
+        listed_line = "cd web && npm run dev & sleep 2; curl -s localhost:5173"
         for i in range(args.runs):
             base.append(_time(baseline_argv, b"", env)[0])
             fast.append(_time(argv, plain, env)[0])
@@ -94,6 +98,7 @@ def main() -> int:
             folder = Path(tmp) / f"p{i}"
             folder.mkdir()
             Path(str(folder) + "m").mkdir()
+            Path(str(folder) + "l/web").mkdir(parents=True)
             ms, out = _time(argv, _payload("npm run dev", str(folder), background=True), env)
             if b"updatedInput" not in out:
                 print(f"the wrapped line was not rewritten: {out!r}", file=sys.stderr)
@@ -112,7 +117,12 @@ def main() -> int:
                 print(f"the mid-line server was not rewritten in place: {out!r}", file=sys.stderr)
                 return 1
             midline.append(ms)
-        b, f, w, m = (statistics.median(x) for x in (base, fast, wrapped, midline))
+            ms, out = _time(argv, _payload(listed_line, str(folder) + "l"), env)
+            if b"hash -p" not in out:
+                print(f"the list was not rewritten through bash's table: {out!r}", file=sys.stderr)
+                return 1
+            listed.append(ms)
+        b, f, w, m, li = (statistics.median(x) for x in (base, fast, wrapped, midline, listed))
         row(f"python -I -S -c pass, p50 (baseline; load {os.getloadavg()[0]:.1f})", b, None, "ms")
         row("hook, line decided without the grammar, p50", f, None, "ms")
         row("  as a multiple of the baseline", f / b, 1.5, "x")
@@ -124,6 +134,8 @@ def main() -> int:
             row("  this tree / that tree", w / o, 1.0, "x")
         row("hook, mid-line `npm run dev & sleep 2; curl …` in place, p50", m, 80, "ms")
         row("  as a multiple of the wrapped line", m / w, 1.0, "x")
+        row("hook, mid-line `cd web && npm run dev & …` (its program written), p50", li, 80, "ms")
+        row("  as a multiple of the wrapped line", li / w, None, "x")
         for name, runs in agent_runs.items():
             p50 = statistics.median(runs)
             row(f"{name} hook, line decided without the grammar, p50", p50, None, "ms")

@@ -64,3 +64,37 @@ def test_mid_line_server_returns_the_page_and_is_then_listed_and_stopped(
     assert stop.returncode == 0 and "terminated" in stop.stdout, stop.stdout + stop.stderr
     wait_for(lambda: not alive(job["pid"]) and not listening(port), 30, "the server to stop")
     assert not job_pids(job["id"])
+
+
+def test_a_server_last_in_a_list_is_found_through_bashs_table_and_supervised(
+    claude: ClaudeCLI, corral_home: Path
+) -> None:
+    """`cd site && SERVER & …`: the hook writes corral's program for the server's command
+    word, and the real CLI's bash finds it in its table of commands (the supervisor's
+    environment says so: bash names the program it ran in `_`)."""
+    install(claude)
+    (claude.project / "site").mkdir()
+    (claude.project / "site" / "index.html").write_text("<p>corral list page</p>\n")
+    port = free_port()
+    curl = f"curl -s --retry 30 --retry-connrefused --retry-delay 1 localhost:{port}"
+    line = f"cd site && python3 -m http.server {port} --bind 127.0.0.1 & sleep 1; {curl}"
+    run = claude.run("serve the site", [bash(line), Text("served")], timeout=180)
+    assert run.returncode == 0, run.explain()
+    [result] = run.tool_results()
+    assert "<p>corral list page</p>" in block_text(result), run.explain()
+    [job] = records(corral_home)
+    try:
+        shim = corral_home / "shims" / job["id"] / "python3"
+        assert shim.is_file()
+        environ = Path(f"/proc/{job['pid']}/environ").read_bytes().split(b"\0")
+        assert f"_={shim}".encode() in environ
+        listed = wait_for(
+            lambda: [j for j in jobs("--session", run.result["session_id"]) if port in j["ports"]],
+            what="the server listed under its session with its port",
+        )
+        assert [row["id"] for row in listed] == [job["id"]]
+        assert listed[0]["cwd"] == str(claude.project / "site")
+    finally:
+        stop = corral("stop", job["id"][:8])
+    assert stop.returncode == 0 and "terminated" in stop.stdout, stop.stdout + stop.stderr
+    wait_for(lambda: not alive(job["pid"]) and not listening(port), 30, "the server to stop")

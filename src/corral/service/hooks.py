@@ -84,12 +84,19 @@ def started_context(decision: "Decision") -> str:
             moved = decision.jobs[wrap.job]
             port = f", port {moved.port}" if moved.port else ""
             started.append(f"`{moved.display}` as job {wrap.token[:8]} in {moved.cwd}{port}")
-        return (
+        told = (
             f"corral supervises {'; '.join(started)} (each sent to the background in this "
             "line, rewritten in place; the rest of the line ran as written). `corral ls` "
             "lists them with their ports; `corral stop ID` stops one with every process it "
             "started. Reuse them rather than starting the same servers again."
         )
+        if any(wrap.form == "hash" for wrap in decision.in_place):
+            told += (
+                " A list whose server only the shell's table of commands leads to corral "
+                "runs as written, unsupervised, when one of your shell functions is in it "
+                "(it could change PATH): `corral ls` then lists that server as unsupervised."
+            )
+        return told
     job = decision.job_token[:8] if decision.job_token else "?"
     spec = decision.jobs[0] if decision.jobs else None
     what = f"`{spec.display}`" if spec else "this command"

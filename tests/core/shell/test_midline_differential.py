@@ -585,7 +585,33 @@ CALLING_THE_RUNNER = [
     "sh -c 'echo first' | tag | sort & wait $!; echo rc=$?",
     f"{JOB} ver && ./job.sh serve & wait $!; echo rc=$?",
     f"{JOB} ./job.sh build && ver && ./job.sh serve & wait $!; echo rc=$?",
+    # no function can lead these: the shell's table, unless a function is in the list
+    "use 20 && sh -c 'echo main' && echo after & wait $!; echo rc=$?",
+    "sh -c 'echo a' | tag & wait $!; echo rc=$?",
 ]
+
+
+@pytest.mark.parametrize(
+    ("line", "supervised"),
+    [
+        ("use 20 && sh -c 'echo main' & wait $!; echo rc=$?", True),  # corral's function
+        ("true && sh -c 'echo main' & wait $!; echo rc=$?", True),  # the shell's table
+        ("true && sh -c 'echo main' && echo after & wait $!; echo rc=$?", True),
+        ("use 20 && sh -c 'echo main' && echo after & wait $!; echo rc=$?", False),
+    ],
+)
+def test_which_lists_with_a_users_function_are_supervised(
+    line: str, supervised: bool, corral_home: Path
+) -> None:
+    """A function of the user's in the list may change PATH (nvm's does), which empties the
+    shell's table of commands: corral's function leads the runner then where it can (the
+    last command of the list), and elsewhere the list runs as written, unsupervised."""
+    env = line_environment({"CORRAL_HOME": str(corral_home)})
+    rewritten = _rewrite(line, "/")
+    done = _run("/bin/bash", USERS_FUNCTION + rewritten, env, corral_home / "work")
+    as_written = _run("/bin/bash", USERS_FUNCTION + line, env, corral_home / "work")
+    assert done == as_written and done[0].endswith(b"rc=0\n"), done
+    assert any((corral_home / "ledger").glob("*.json")) == supervised
 
 
 @pytest.mark.parametrize("shell", ["/bin/bash", "zsh"])
