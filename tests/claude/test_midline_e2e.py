@@ -4,6 +4,7 @@ supervised: listed under the session with its port, and stopped by `corral stop`
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -71,7 +72,9 @@ def test_a_server_last_in_a_list_is_found_through_bashs_table_and_supervised(
 ) -> None:
     """`cd site && SERVER & …`: the hook writes corral's program for the server's command
     word, and the real CLI's bash finds it in its table of commands (the supervisor's
-    environment says so: bash names the program it ran in `_`)."""
+    environment says so: corral's program gives it `_` as bash would have given the
+    server, python3 on PATH, where corral's function leaves the supervisor's own
+    interpreter, as bash names the program it runs)."""
     install(claude)
     (claude.project / "site").mkdir()
     (claude.project / "site" / "index.html").write_text("<p>corral list page</p>\n")
@@ -86,8 +89,11 @@ def test_a_server_last_in_a_list_is_found_through_bashs_table_and_supervised(
     try:
         shim = corral_home / "shims" / job["id"] / "python3"
         assert shim.is_file()
-        environ = Path(f"/proc/{job['pid']}/environ").read_bytes().split(b"\0")
-        assert f"_={shim}".encode() in environ
+        raw = Path(f"/proc/{job['pid']}/environ").read_bytes().split(b"\0")
+        environ = dict(entry.split(b"=", 1) for entry in raw if b"=" in entry)
+        server = shutil.which("python3", path=environ[b"PATH"].decode())
+        interpreter = Path(f"/proc/{job['pid']}/cmdline").read_bytes().split(b"\0")[0]
+        assert server is not None and environ[b"_"] == server.encode() != interpreter
         listed = wait_for(
             lambda: [j for j in jobs("--session", run.result["session_id"]) if port in j["ports"]],
             what="the server listed under its session with its port",
