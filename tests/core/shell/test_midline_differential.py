@@ -681,3 +681,27 @@ def test_the_last_argument_after_the_amp_is_the_lines_own(shell: str, corral_hom
     line = "sh -c 'exit 0' & echo \"last=$_\"; wait"
     problem = _compare(found, line, env, "echo before-the-line > /dev/null\n")
     assert problem is None, problem
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the table's entry is put back (bash: `hash -p` from BASH_CMDS, its count of hits "
+    "at 0) or dropped (zsh: `unhash`, a user's own `hash NAME=PATH` too), and while the list "
+    "runs corral's program finds NAME on PATH, not where the user's entry points; neither "
+    "shell can say without a fork whether and how NAME was in its table",
+)
+@pytest.mark.parametrize(
+    ("shell", "prefix", "line"),
+    [
+        ("/bin/bash", "cat /dev/null\n", "cat /dev/null && echo x & wait; hash"),
+        ("zsh", "hash cat=/bin/cat\n", "cat /dev/null && echo x & wait; whence -v cat"),
+    ],
+)
+def test_a_name_in_the_shells_table_before_the_line_stays_as_it_was(
+    shell: str, prefix: str, line: str, corral_home: Path
+) -> None:
+    found = zsh_or_skip() if shell == "zsh" else shutil.which(shell)
+    assert found is not None
+    env = line_environment({"CORRAL_HOME": str(corral_home), "SHELL": found})
+    problem = _compare(found, line, env, prefix)
+    assert problem is None, problem
