@@ -95,7 +95,8 @@ def through_function(  # noqa: PLR0917
     forget = f"unset -f {head}; unset {unset};"
     if shim:  # bash runs corral's program for the name, found in its hash table
         hashed = (
-            f'[ -n "${{BASH_VERSION-}}" ] && [ -x {quote_for_wrapper(shim)} ] && '
+            f'[ -n "${{BASH_VERSION-}}" ] && [ "${{BASH_VERSINFO-0}}" -ge 4 ] && '
+            f"[ -x {quote_for_wrapper(shim)} ] && "
             f"case $- in *h*) ;; *) false;; esac && type -P {head} >/dev/null 2>&1"
         )
         if first:  # none of the commands run before it may be a function (nvm's)
@@ -486,7 +487,8 @@ def through_hash(names: list[tuple[str, str]], first: list[str]) -> tuple[str, s
     )
     put = "; ".join(f"hash {n}={p}" for n, p in places)
     before = (
-        '__corral_us=$_; typeset +x __corral_us; if [ -n "${BASH_VERSION-}" ] && case $- in '
+        '__corral_us=$_; typeset +x __corral_us; if [ -n "${BASH_VERSION-}" ] && '
+        '[ "${BASH_VERSINFO-0}" -ge 4 ] && case $- in '
         f"*h*) ;; *) false;; esac && {common} && {bash}; then {save}; __corral_fn=b; "
         f'typeset +x __corral_fn; elif [ -n "${{ZSH_VERSION-}}" ] && {common} && {zsh}; '
         f"then {put}; __corral_fn=z; typeset +x __corral_fn; fi; "

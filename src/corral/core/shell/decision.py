@@ -142,7 +142,8 @@ def through_function(  # noqa: PLR0917 - each value shapes the text
         place = quote_for_wrapper(shim)
         others = " || ".join(f"typeset -f {shell_word(word)}" for word in first)
         hashed = (
-            f'[ -n "${{BASH_VERSION-}}" ] && [ -x {place} ] && case $- in *h*) ;; '
+            f'[ -n "${{BASH_VERSION-}}" ] && [ "${{BASH_VERSINFO-0}}" -ge 4 ] && [ -x {place} ] '
+            f"&& case $- in *h*) ;; "
             f"*) false;; esac && type -P {head} >/dev/null 2>&1"
         )
         if others:
@@ -224,7 +225,8 @@ def through_hash(names: Sequence[tuple[str, str]], first: Sequence[str]) -> tupl
     )
     zsh = "; ".join(f"hash {name}={place}" for name, place in places)
     before = (
-        f'{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; if [ -n "${{BASH_VERSION-}}" ] && case '
+        f'{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; if [ -n "${{BASH_VERSION-}}" ] && '
+        f'[ "${{BASH_VERSINFO-0}}" -ge 4 ] && case '
         f"$- in *h*) ;; *) false;; esac && {common} && {in_bash}; then {bash}; "
         f'{FUNCTION_FLAG}=b; typeset +x {FUNCTION_FLAG}; elif [ -n "${{ZSH_VERSION-}}" ] && '
         f"{common} && {in_zsh}; then {zsh}; {FUNCTION_FLAG}=z; typeset +x {FUNCTION_FLAG}; fi; "
