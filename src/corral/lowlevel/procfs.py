@@ -216,6 +216,14 @@ def environ_value(pid: int, name: str) -> "str | None":
     return None
 
 
+def executable(pid: int) -> str:
+    """The program the process runs (its `exe` link); "" when it cannot be read."""
+    try:
+        return posix.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return ""
+
+
 def ignored_signals(pid: int) -> "set[int]":
     """The signals the process ignores (its SigIgn mask); empty when it cannot be read."""
     try:

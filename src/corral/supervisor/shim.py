@@ -23,7 +23,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from corral.lowlevel.procfs import ignored_signals
+from corral.lowlevel.procfs import executable, ignored_signals
 
 
 def run(name: str, values: Sequence[str], earlier: int, supervisor: Sequence[str]) -> None:
@@ -92,10 +92,7 @@ def _as_script(path: str, args: list[str], env: dict[str, str]) -> None:
             sample = f.read(128)
     except OSError:
         return
-    try:
-        shell = os.readlink(f"/proc/{os.getppid()}/exe")
-    except OSError:
-        shell = ""
+    shell = executable(os.getppid())
     if os.path.basename(shell).startswith("zsh"):
         if b"\0" not in sample:
             os.execve("/bin/sh", ["sh", path, *args], env)
