@@ -8,19 +8,18 @@ The backgrounded commands here are made long runners through the user's own patt
 under bash (zsh too when it is installed); all of them at once on a few threads.
 
 When the job dies of a signal bash reports (`line 1: 4242 Hangup   CMD`), the notice names
-the command as bash parsed it. A command that keeps its text (a function named after its
-command word leads it to the supervisor: heads.py) gets the very notice, pid aside, where
-bash reports it from the calling shell (`CMD &`, `CMD | x &`, `( … CMD ) &`). Two kinds of
-line get another text, and only there is it masked: a command whose bytes become the
+the command as bash parsed it, and every line here gets the very notice, pid aside: a
+command that keeps its text (a function named after its command word, or a program of
+corral's the shell finds in its table of commands, leads it to the supervisor: heads.py).
+Nothing else is masked. Two kinds of command get another notice text, each pinned by its
+own test (among these lines, such commands are not killed by a signal): a single command whose bytes become the
 supervisor's command line (neither a function nor the shell's table can stand for it:
-`HOME=/x vite`, two runners of one name in a list, a builtin's name), whose notice names
-that command line; and under bash a
-list's or a { …; } group's own process (`a && CMD &`), which forks CMD and reports its
-death itself, where a function must stand for CMD (a name with a `/`: `./job.sh serve`),
-naming the supervisor it forks in CMD's place. Elsewhere in such a list bash finds
-corral's program for CMD's name in its hash table (supervisor/shim.py) and the notice is
-the line's own. test_bashs_signal_notice_*, test_a_lists_own_process_names_the_command_*
-and test_where_a_function_stands_for_the_command_* pin each.
+`HOME=/x vite`), whose notice names that command line
+(test_bashs_signal_notice_differs_only_by_the_command_text); and under bash, the last
+command of a list or { …; } group that a function must lead (a name with a `/`, or one of
+the user's functions earlier in the list: the shell's table may be emptied), whose list
+process forks the supervisor in its place and names it
+(test_where_a_function_stands_for_the_command_its_notice_names_the_supervisor).
 """
 
 from __future__ import annotations
@@ -261,18 +260,12 @@ def _run(shell: str, text: str, env: dict[str, str], work: Path) -> tuple[bytes,
     return done.stdout, done.stderr, done.returncode
 
 
-_NOTICE = re.compile(rb"[^\n:]*(: line \d+: ) *\d+ ([A-Z][\w ]*?(?: \(core dumped\))?) {2,}[^\n]*")
-
-
 _PID = re.compile(rb"(: line \d+: ) *\d+ ")
 
 
-def _masked(outcome: tuple[bytes, bytes, int], text: bool) -> tuple[bytes, bytes, int]:
-    """bash's notice of a job killed by a signal, with its pid masked (and, when `text`, its
-    command text and the name it is printed under: a function's notice says "environment")."""
+def _masked(outcome: tuple[bytes, bytes, int]) -> tuple[bytes, bytes, int]:
+    """bash's notice of a job killed by a signal, with its pid masked."""
     out, err, code = outcome
-    if text:
-        return out, _NOTICE.sub(rb"<shell>\1PID \2 <command>", err), code
     return out, _PID.sub(rb"\1PID ", err), code
 
 
@@ -281,20 +274,13 @@ def _compare(shell: str, line: str, env: dict[str, str], prefix: str = "") -> st
     sourced first, its snapshot's functions)."""
     decision = _decide(line, "/nonexistent-cwd")  # folders only feed the job's record
     assert decision.rewritten is not None
-    # a command's text replaced: in the supervisor's command line (no function), or, in
-    # bash, in the notice of the list's own process, which forks the supervisor in its
-    # place when a function must stand for the command (no program bash finds for it)
-    text = any(
-        wrap.head is None or (wrap.form == "child" and "bash" in shell and not wrap.shim)
-        for wrap in decision.in_place
-    )
     work = Path(tempfile.mkdtemp(prefix="corral-midline-"))
     try:
         direct = _run(shell, prefix + line, env, work)
         moved = _run(shell, prefix + decision.rewritten, env, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if _masked(direct, text) == _masked(moved, text):
+    if _masked(direct) == _masked(moved):
         return None
     return f"{shell}: {line!r}\n  as written: {direct!r}\n  rewritten:  {moved!r}"
 
@@ -468,7 +454,7 @@ def test_a_lists_own_process_names_the_command_in_its_notice(
     rewritten = decision.rewritten
     assert rewritten is not None
     runs = [_run("/bin/bash", text, env, corral_home / "work") for text in (line, rewritten)]
-    (out, err, code), (out2, err2, code2) = (_masked(run, False) for run in runs)
+    (out, err, code), (out2, err2, code2) = (_masked(run) for run in runs)
     assert (out, code) == (out2, code2) and out.startswith(b"rc=1")
     assert b"/bin/bash: line 1: PID " in err and redirect in err
     assert err2 == err
@@ -502,7 +488,7 @@ def test_bashs_notice_of_an_earlier_command_of_that_name_is_the_lines_own(
     rewritten = decision.rewritten
     assert rewritten is not None
     runs = [_run("/bin/bash", t, env, corral_home / "work") for t in (line, rewritten)]
-    first, second = (_masked(run, False) for run in runs)
+    first, second = (_masked(run) for run in runs)
     assert first == second
     assert b"job.sh serve\n" in first[0] and b"Hangup" in first[1], first
     assert any((corral_home / "ledger").glob("*.json"))
@@ -534,7 +520,7 @@ def test_where_a_function_stands_for_the_command_its_notice_names_the_supervisor
     runs = [
         _run("/bin/bash", prefix + text, env, corral_home / "work") for text in (line, rewritten)
     ]
-    (out, err, code), (out2, err2, code2) = (_masked(run, False) for run in runs)
+    (out, err, code), (out2, err2, code2) = (_masked(run) for run in runs)
     assert (out, code) == (out2, code2) == (b"rc=129\n", 0)
     padded = b": line 1: PID Hangup                  "
     assert err == b"/bin/bash" + padded + b"sh -c 'kill -HUP $$'\n"
