@@ -12,9 +12,9 @@ the command as bash parsed it, and every line here gets the very notice, pid asi
 command that keeps its text (a function named after its command word, or a program of
 corral's the shell finds in its table of commands, leads it to the supervisor: heads.py).
 Nothing else is masked. Two kinds of command get another notice text, each pinned by its
-own test (among these lines, such commands are not killed by a signal): a single command whose bytes become the
-supervisor's command line (neither a function nor the shell's table can stand for it:
-`HOME=/x vite`), whose notice names that command line
+own test (among these lines, such commands are not killed by a signal): a single command
+whose bytes become the supervisor's command line (neither a function nor the shell's table
+can stand for it: `HOME=/x vite`), whose notice names that command line
 (test_bashs_signal_notice_differs_only_by_the_command_text); and under bash, the last
 command of a list or { …; } group that a function must lead (a name with a `/`, or one of
 the user's functions earlier in the list: the shell's table may be emptied), whose list
