@@ -70,9 +70,37 @@ FUNCTION_COUNT = "__corral_n"
 # after a function call it is the call's last argument: the removal is such a call.
 SAVED_LAST = "__corral_us"
 # bash's own table entry for the command word, while corral's program stands in it.
-HASHED = "__corral_h"
+HASH_SAVED = "__corral_h"
 REMOVAL = "__corral_end"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# bash 4 or later (3.2 has no associative BASH_CMDS), with hashing on.
+_BASH_HASHING = (
+    '[ -n "${BASH_VERSION-}" ] && [ "${BASH_VERSINFO-0}" -ge 4 ]',
+    "case $- in *h*) ;; *) false;; esac",
+)
+
+
+def _no_functions(words: Sequence[str]) -> str:
+    """A condition: none of `words` names a function of the shell's."""
+    functions = " || ".join(f"typeset -f {shell_word(word)}" for word in words)
+    return f"! {{ {functions}; }} >/dev/null 2>&1"
+
+
+def _hashed_in_bash(saved: str, name: str, place: str) -> str:
+    """Keep bash's own entry for `name` in `saved`, and put corral's program there."""
+    return f"{saved}=${{BASH_CMDS[{name}]-}}; typeset +x {saved}; hash -p {place} {name}"
+
+
+def _put_back_in_bash(saved: str, name: str) -> str:
+    return f'if [ -n "${saved}" ]; then hash -p "${saved}" {name}; else hash -d {name}; fi'
+
+
+def _around(before: str, forget: str) -> tuple[str, str]:
+    """`before` after saving `$_`, and a removal that runs `forget`, removes itself and
+    puts `$_` back (called with it as its last argument: after a call, `$_` is that)."""
+    removal = f"{forget} unset -f {REMOVAL}; unset {SAVED_LAST};"
+    after = f' function {REMOVAL} {{ {removal} }}; {REMOVAL} "${SAVED_LAST}";'
+    return f"{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; {before}", after
 
 
 def through_function(  # noqa: PLR0917 - each value shapes the text
@@ -140,32 +168,22 @@ def through_function(  # noqa: PLR0917 - each value shapes the text
     forget = f"unset -f {head}; unset {unset};"
     if shim:
         place = quote_for_wrapper(shim)
-        others = " || ".join(f"typeset -f {shell_word(word)}" for word in first)
-        hashed = (
-            f'[ -n "${{BASH_VERSION-}}" ] && [ "${{BASH_VERSINFO-0}}" -ge 4 ] && [ -x {place} ] '
-            f"&& case $- in *h*) ;; "
-            f"*) false;; esac && type -P {head} >/dev/null 2>&1"
-        )
-        if others:
-            hashed += f" && ! {{ {others}; }} >/dev/null 2>&1"
+        in_bash, hashing = _BASH_HASHING
+        hashed = f"{in_bash} && [ -x {place} ] && {hashing} && type -P {head} >/dev/null 2>&1"
+        if first:
+            hashed += f" && {_no_functions(first)}"
         function = (
-            f"if {hashed}; then {HASHED}=${{BASH_CMDS[{head}]-}}; typeset +x {HASHED}; "
-            f"hash -p {place} {head}; {FUNCTION_FLAG}=h; else {function}; fi"
+            f"if {hashed}; then {_hashed_in_bash(HASH_SAVED, head, place)}; "
+            f"{FUNCTION_FLAG}=h; else {function}; fi"
         )
         forget = (
-            f'if [ "${FUNCTION_FLAG}" = h ]; then if [ -n "${HASHED}" ]; then hash -p '
-            f'"${HASHED}" {head}; else hash -d {head}; fi; unset {HASHED} {FUNCTION_FLAG}; '
-            f"else {forget} fi;"
+            f'if [ "${FUNCTION_FLAG}" = h ]; then {_put_back_in_bash(HASH_SAVED, head)}; '
+            f"unset {HASH_SAVED} {FUNCTION_FLAG}; else {forget} fi;"
         )
     define = f"typeset -f {head} >/dev/null 2>&1 || {{ {function}; typeset +x {FUNCTION_FLAG}; }}"
     if not _IDENTIFIER.fullmatch(head):
         define = f"case :${{SHELLOPTS-}}: in *:posix:*) ;; *) {define};; esac"
-    saved = f"{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; "
-    removal = (
-        f'[ -z "${{{FUNCTION_FLAG}-}}" ] || {{ {forget} }}; unset -f {REMOVAL}; unset {SAVED_LAST};'
-    )
-    after = f' function {REMOVAL} {{ {removal} }}; {REMOVAL} "${SAVED_LAST}";'
-    return saved + define + "; ", after
+    return _around(define + "; ", f'[ -z "${{{FUNCTION_FLAG}-}}" ] || {{ {forget} }};')
 
 
 class Decision(NamedTuple):
@@ -214,34 +232,25 @@ def through_hash(names: Sequence[tuple[str, str]], first: Sequence[str]) -> tupl
     dropped (zsh, which finds it again) right after the `&`."""
     places = [(name, quote_for_wrapper(shim)) for name, shim in names]
     ready = " && ".join(f"[ -x {place} ]" for _, place in places)
-    functions = " || ".join(f"typeset -f {shell_word(w)}" for w in [*(n for n, _ in names), *first])
-    common = f"{ready} && ! {{ {functions}; }} >/dev/null 2>&1"
-    in_bash = " && ".join(f"type -P {name} >/dev/null 2>&1" for name, _ in names)
-    in_zsh = " && ".join(f"whence -p {name} >/dev/null 2>&1" for name, _ in names)
-    saved = [f"{HASHED}{at}" for at in range(len(names))]
-    bash = "; ".join(
-        f"{var}=${{BASH_CMDS[{name}]-}}; typeset +x {var}; hash -p {place} {name}"
-        for var, (name, place) in zip(saved, places, strict=True)
-    )
+    common = f"{ready} && {_no_functions([*(n for n, _ in names), *first])}"
+    found_in_bash = " && ".join(f"type -P {name} >/dev/null 2>&1" for name, _ in names)
+    found_in_zsh = " && ".join(f"whence -p {name} >/dev/null 2>&1" for name, _ in names)
+    saved = [(f"{HASH_SAVED}{at}", name, place) for at, (name, place) in enumerate(places)]
+    bash = "; ".join(_hashed_in_bash(*entry) for entry in saved)
     zsh = "; ".join(f"hash {name}={place}" for name, place in places)
+    in_bash, hashing = _BASH_HASHING
     before = (
-        f'{SAVED_LAST}=$_; typeset +x {SAVED_LAST}; if [ -n "${{BASH_VERSION-}}" ] && '
-        f'[ "${{BASH_VERSINFO-0}}" -ge 4 ] && case '
-        f"$- in *h*) ;; *) false;; esac && {common} && {in_bash}; then {bash}; "
+        f"if {in_bash} && {hashing} && {common} && {found_in_bash}; then {bash}; "
         f'{FUNCTION_FLAG}=b; typeset +x {FUNCTION_FLAG}; elif [ -n "${{ZSH_VERSION-}}" ] && '
-        f"{common} && {in_zsh}; then {zsh}; {FUNCTION_FLAG}=z; typeset +x {FUNCTION_FLAG}; fi; "
+        f"{common} && {found_in_zsh}; then {zsh}; "
+        f"{FUNCTION_FLAG}=z; typeset +x {FUNCTION_FLAG}; fi; "
     )
-    back = "; ".join(
-        f'if [ -n "${var}" ]; then hash -p "${var}" {name}; else hash -d {name}; fi'
-        for var, (name, _) in zip(saved, places, strict=True)
+    back = "; ".join(_put_back_in_bash(var, name) for var, name, _ in saved)
+    forget = (
+        f"case ${{{FUNCTION_FLAG}-}} in b) {back}; unset {' '.join(v for v, _, _ in saved)};; "
+        f"z) unhash {' '.join(name for name, _ in names)};; esac; unset {FUNCTION_FLAG};"
     )
-    unhash = " ".join(name for name, _ in names)
-    removal = (
-        f"case ${{{FUNCTION_FLAG}-}} in b) {back}; unset {' '.join(saved)};; z) unhash "
-        f"{unhash};; esac; unset {FUNCTION_FLAG}; unset -f {REMOVAL}; unset {SAVED_LAST};"
-    )
-    after = f' function {REMOVAL} {{ {removal} }}; {REMOVAL} "${SAVED_LAST}";'
-    return before, after
+    return _around(before, forget)
 
 
 def shim_script(wrap: InPlace) -> str:

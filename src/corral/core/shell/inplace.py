@@ -152,8 +152,8 @@ def _hashed(unit: Unit, runners: Sequence[Placed]) -> tuple[Head, ...]:
     if not can_shim():
         return ()
     found = {head.start: head for head in unit.hashed}
-    heads = tuple(found.get(runner.command.start) for runner in runners)
-    return () if any(head is None for head in heads) else heads  # type: ignore[return-value]
+    starts = [runner.command.start for runner in runners]
+    return tuple(found[at] for at in starts) if all(at in found for at in starts) else ()
 
 
 def _through_tables(  # noqa: PLR0917 - the one call site's values
