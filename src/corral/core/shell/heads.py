@@ -236,12 +236,19 @@ def hash_checks(
             return None
         if part is command:
             continue
-        word = _command_word(part, source) if part.type == "command" else None
-        if not word or word in HASH_UNSAFE:
+        word = _table_word(part, source)
+        if word is None:
             return None
         if word != name and word not in words:
             words.append(word)
     return tuple(words)
+
+
+def _table_word(command: Node, source: bytes) -> str | None:
+    """The word of a command run beside one the shell's table of commands leads; None where
+    running it may empty or change that table (no plain command, or one of HASH_UNSAFE)."""
+    word = _command_word(command, source) if command.type == "command" else None
+    return word if word and word not in HASH_UNSAFE else None
 
 
 def _read_earlier(
@@ -480,8 +487,8 @@ def hashed_heads(node: Node, source: bytes) -> tuple[Head, ...]:
     text = source[node.start_byte : node.end_byte]
     if _PATH_NAMED.search(text):
         return ()
-    words = [_command_word(c, source) if c.type == "command" else None for c, _ in commands]
-    if any(not w or w in HASH_UNSAFE or w in SHOWS_THE_TABLE for w in words):
+    words = [_table_word(c, source) for c, _ in commands]
+    if any(w is None or w in SHOWS_THE_TABLE for w in words):
         return ()
     if any(w and re.search(rb"(?<![^\s;&|(){}<>])=" + re.escape(w.encode()), text) for w in words):
         return ()  # zsh's `=NAME`: the path the table has for NAME
