@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import corral, ledger_record, wait_for
+from tests.helpers import corral, ledger_record, pids_with_env, wait_for
 
 
 def _one_clear_line(result: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -98,6 +98,9 @@ def test_run_d_that_cannot_write_the_ledger_starts_nothing(
     assert allowed.returncode == 0, allowed.stderr
     assert "started unsupervised" in allowed.stdout
     wait_for(marker.exists)
+    # The marker is there as soon as `touch` makes it; its shell may still be ending (CI saw it
+    # alive at teardown). Nothing supervises it, so the test waits for it to be gone.
+    wait_for(lambda: not pids_with_env(f"CORRAL_HOME={corral_home}".encode()), what="its end")
 
 
 def test_run_d_on_a_full_ledger_starts_nothing_and_leaves_no_litter(
