@@ -27,7 +27,7 @@ from tests.agents.hooks import (
     told_the_url,
     words_after,
 )
-from tests.helpers import alive, corral, free_port, start_job, wait_for
+from tests.helpers import alive, corral, free_port, pids_with_env, start_job, wait_for
 
 __all__ = ["in_process"]  # a fixture
 
@@ -78,6 +78,10 @@ def test_in_codexs_sandbox_the_line_runs_as_written(tmp_path: Path, corral_home:
     elsewhere = command.replace(f"'{namespace}'", "'pid:[1]'", 1)
     subprocess.run(["sh", "-c", elsewhere], cwd=tmp_path, check=True, timeout=30)
     wait_for((tmp_path / "ran.txt").exists, 30, "the line to run as written")
+    # `echo ran > ran.txt &` is a subshell nothing supervises: the file exists as soon as it
+    # opens it, before it ends, and the teardown fails a test whose subshell is still alive
+    home = f"CORRAL_HOME={corral_home}".encode()
+    wait_for(lambda: not pids_with_env(home), 30, "the unsupervised subshell to end")
     assert not list((corral_home / "ledger").glob("*.json"))
     subprocess.run(["sh", "-c", command], cwd=tmp_path, check=True, timeout=30)
     [entry] = (corral_home / "ledger").glob("*.json")  # here: supervised

@@ -143,6 +143,10 @@ def test_session_end_twice_stops_the_sessions_jobs_once(tmp_path: Path, corral_h
         result = run("gemini", "session-end", data)
         assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     wait_for(lambda: not alive(job["pid"]), 30, "the session's job to stop")
+    # `corral session end` runs in the background: it audits the stop after the job is gone
+    # and then exits; the audit is whole, and the teardown finds nothing, once it has ended
+    ending = f"CORRAL_HOME={corral_home}".encode()
+    wait_for(lambda: not [p for p in pids_with_env(ending) if alive(p)], 30, "the end to finish")
     assert record(corral_home, job["id"])["state"] == "stopped"
     audit = corral("audit", "--json", check=True).stdout
     assert len(json.loads(audit)["data"]) == 1  # one stop, though told twice

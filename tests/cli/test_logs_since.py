@@ -3,7 +3,6 @@ supervisor's watch of the job's log (a sparse time index, one entry a second at 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers import LAUNCHER, corral, corral_json, wait_for
+from tests.helpers import LAUNCHER, alive, corral, corral_json, wait_for
 
 # old lines, a quiet spell longer than --since plus the index's one-second grain, then new
 # lines for as long as the test needs them
@@ -92,10 +91,14 @@ def _detached_line(line: str) -> str:
 def test_the_index_is_sparse(corral_home: Path, tmp_path: Path) -> None:
     """One entry a second at most while the job writes, however much it writes."""
     done = tmp_path / "done"
-    job = _detached_line(f"i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done; touch {done}")
+    line = f"i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done; touch {done}"
+    started = corral_json("run", "-d", "-c", line)["data"]
+    job, supervisor = started["id"], started["pid"]
     wait_for(done.exists, what="the writes")
     times = corral_home / "logs" / f"{job}.times"
-    wait_for(lambda: not os.path.exists(corral_home / "ledger" / f"{job}.stop"), what="its end")
+    # The supervisor removes its stop channel before it ends, not as it ends: the test waits
+    # for the process itself (the teardown fails a test whose supervisor is still alive).
+    wait_for(lambda: not alive(supervisor), what="its end")
     entries = [row.split() for row in times.read_text().splitlines()]
     seconds = [float(t) for t, _ in entries]
     assert seconds == sorted(seconds)

@@ -3,6 +3,7 @@ corral's markers), and standard fds closed as they were closed (issue 11, points
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_for
+from tests.helpers import alive, wait_for
 
 CORRAL = shlex.join([sys.executable, "-m", "corral"])
 MARKERS = {"CORRAL_JOB", "CORRAL_SESSION"}
@@ -61,10 +62,16 @@ def test_a_detached_job_gets_the_callers_environment_too(tmp_path: Path) -> None
     line = f"({REPORT}) > {out}.part && mv {out}.part {out}"
     env = _without_locale()
     result = subprocess.run(
-        [sys.executable, "-m", "corral", "run", "-d", "-c", line], capture_output=True, env=env
+        [sys.executable, "-m", "corral", "run", "-d", "--json", "-c", line],
+        capture_output=True,
+        env=env,
     )
     assert result.returncode == 0, result.stderr
     wait_for(out.exists)
+    # The report is there before its supervisor ends (it records the end after the line's
+    # last `mv`): the test waits for that end, or the teardown finds the supervisor alive.
+    supervisor = json.loads(result.stdout)["data"]["pid"]
+    wait_for(lambda: not alive(supervisor), what="the job's supervisor to end")
     count, got_env = _parse(out.read_bytes())
     assert count.strip() == b"3" and b"LC_CTYPE" not in got_env
 

@@ -17,6 +17,7 @@ from tests.helpers import (
     corral_json,
     free_port,
     job_pids,
+    pids_with_env,
     record,
     wait_for,
 )
@@ -141,7 +142,9 @@ def _run_in_bash(line: str, cwd: Path, runners: list[str]) -> subprocess.Complet
     )  # fmt: skip
 
 
-def test_kill_KILL_bang_kills_the_command_as_it_does_without_corral(tmp_path: Path) -> None:
+def test_kill_KILL_bang_kills_the_command_as_it_does_without_corral(
+    tmp_path: Path, corral_home: Path
+) -> None:
     """`kill -KILL $!` cannot be caught by the supervisor; the command dies with it anyway
     (as the command itself would have been killed), and `wait` reports the kill."""
     _copy_of_sleep(tmp_path, "corral-victim")
@@ -155,6 +158,10 @@ def test_kill_KILL_bang_kills_the_command_as_it_does_without_corral(tmp_path: Pa
             else _run_in_bash(line, tmp_path, ["./corral-victim"])
         )  # fmt: skip
         assert done.stdout == "rc=137\nnone-left\n", (text is None, done.stdout + done.stderr)
+    # The front (`$!`) was killed, so nothing waited for the keeper: it kills the command,
+    # records the end and exits after the shell is gone; the teardown must not find it.
+    home = f"CORRAL_HOME={corral_home}".encode()
+    wait_for(lambda: not pids_with_env(home), what="the keeper's end")
 
 
 def test_wait_bang_returns_when_the_command_ends_its_leftovers_stay_owned(

@@ -22,7 +22,7 @@ SIZE = (150, 32)
 class FixedFeed:
     """A feed that always gives the same board: what a snapshot test draws."""
 
-    source = "fixed rows"
+    source = drawn_from = "fixed rows"
 
     def __init__(self, board: dict[str, Any], log: list[str] = ()) -> None:  # type: ignore[assignment]
         self.data = board
@@ -133,7 +133,7 @@ def stop_daemon(home: Path) -> None:
     """End the daemon a test's tui started (by its pid, from its health answer)."""
     from corral.surfaces import daemon
 
-    found = daemon.health()
+    found = daemon.health(timeout=30)  # a loaded machine's daemon may answer slowly
     if found is None:
         return
     import os

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import alive, free_port, start_job, wait_for
+from tests.helpers import alive, free_port, pids_with_env, start_job, wait_for
 from tests.tui.conftest import stop_daemon
 
 pytestmark = pytest.mark.slow  # a real terminal, a real daemon, real jobs: seconds
@@ -56,7 +56,10 @@ def terminal(corral_home: Path) -> Iterator[Terminal]:
     base = os.environ.get("TMUX_TMPDIR") or "/tmp"
     Path(base, f"tmux-{os.getuid()}", term.socket).unlink(missing_ok=True)
     stop_daemon(corral_home)
-    wait_for(lambda: not term.tmux("list-sessions"), 30, "tmux server gone")
+    # kill-server hangs up the pane's processes (`exec sleep 600`, carrying CORRAL_HOME)
+    # and ends before they are gone: the server gone is not enough for the teardown
+    entry = f"CORRAL_HOME={corral_home}".encode()
+    wait_for(lambda: not pids_with_env(entry), 30, "tmux server and its panes gone")
 
 
 def _open(terminal: Terminal, home: Path, *args: str) -> None:

@@ -19,7 +19,7 @@ from corral.core.shell.plain import may_start_runner
 from corral.core.shell.runners import trigger_words
 from corral.surfaces import claude
 from corral.surfaces.claude import hook, triggers
-from tests.helpers import alive, corral, free_port, record, start_job, wait_for
+from tests.helpers import alive, corral, free_port, pids_with_env, record, start_job, wait_for
 
 HOOK = Path(hook.__file__).resolve()
 # Session ids are global: a stop by session reaches every process that carries the id, so each
@@ -224,6 +224,10 @@ def test_session_end_terminate_policy_stops_the_sessions_jobs(
         assert record(corral_home, mine["id"])["state"] == "stopped"
     finally:
         stop_all()
+    # the stop ran in `corral session end`, started in the background: it audits after the
+    # job is gone, then exits (the teardown would find it still running)
+    ending = f"CORRAL_HOME={corral_home}".encode()
+    wait_for(lambda: not [p for p in pids_with_env(ending) if alive(p)], 30, "the end to finish")
 
 
 def test_session_end_keep_policy_keeps_them(tmp_path: Path) -> None:

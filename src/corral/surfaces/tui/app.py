@@ -117,7 +117,7 @@ class ControlRoom(App[None]):
         self.watch(self.table, "scroll_y", self._scrolled, init=False)
         early = self.feed.ready()
         if early is not None:  # read while Textual loaded: in the first frame drawn
-            self.on_board_ready(BoardReady(*early, self.feed.source))
+            self.on_board_ready(BoardReady(*early, self.feed.drawn_from))
         self.connect(fetch=early is None)
         if self.refresh_every:
             self.set_interval(self.refresh_every, self.tick)
@@ -145,7 +145,7 @@ class ControlRoom(App[None]):
             return
         finally:
             self._fetching = False
-        self.post_message(BoardReady(board, warnings, self.feed.source))
+        self.post_message(BoardReady(board, warnings, self.feed.drawn_from))
 
     def on_board_ready(self, message: BoardReady) -> None:
         if message.board is None:

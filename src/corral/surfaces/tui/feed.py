@@ -20,7 +20,8 @@ RECORD_FOR = 5.0  # seconds a followed job's record is reused
 
 
 class Feed(Protocol):
-    source: str  # what the heading says the rows come from
+    source: str  # where the rows come from now
+    drawn_from: str  # where the last board given came from: what the heading says
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
         """The board's rows (`service.board.Board.to_json()`) and warnings."""
@@ -52,6 +53,9 @@ class LiveFeed:
         self.use_daemon = use_daemon
         self.daemon_up = False
         self.source = "snapshots" if not use_daemon else "snapshots (starting the daemon)"
+        # `source` changes in connect's thread: a board taken here while the daemon came up
+        # is still a snapshot's (the board's thread sets this, and the app reads it there)
+        self.drawn_from = self.source
         self._observed: Any = None
         # the daemon's last board in full: data, warnings, ETag, when it came
         self._served: tuple[dict[str, Any], list[str], str | None, float] | None = None
@@ -162,7 +166,7 @@ class LiveFeed:
             last = self._served
             answer = daemon.get_unless(f"/api/board?{query}", last[2] if last else None)
             if answer is not None:
-                self.source = "daemon"
+                self.source = self.drawn_from = "daemon"
                 data, errors, etag = answer
                 now = time.monotonic()
                 if data is None and last is not None:  # unchanged but for the ages
@@ -193,6 +197,8 @@ class LiveFeed:
     def _direct(self) -> tuple[dict[str, Any], list[str]]:
         from corral.service import board
 
+        starting = "snapshots (starting the daemon)"
+        self.drawn_from = self.source if self.source != "daemon" else starting
         if not self._jobs_read:  # the jobs alone first: drawn while the rest is read
             self._jobs_read = True
             view = board.jobs_board(self.folder)
