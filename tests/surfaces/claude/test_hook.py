@@ -432,6 +432,80 @@ def test_a_server_slow_to_open_its_port_is_told_at_a_later_call_once(tmp_path: P
         shell.wait(timeout=20)
 
 
+def test_a_job_recorded_after_the_hooks_wait_is_told_at_a_later_call(tmp_path: Path) -> None:
+    """On a loaded machine the supervisor may record its job after PostToolUse stopped
+    waiting for the record: the job is noted as pending all the same, and the next
+    PostToolUse of the session tells its URL once it is recorded and serving."""
+    from corral.surfaces.claude import started
+
+    port = free_port()
+    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+    wrapped = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+    command: str = wrapped["updatedInput"]["command"]
+    # PostToolUse before the shell runs the line: no record comes within RECORD_WAIT
+    assert _post(command, tmp_path).stdout == ""
+    assert started.RECORD_WAIT < started.RECORD_LATE
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: listening(port), what="the server's port")
+        later = payload("echo hi", tmp_path)
+        later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
+        told = answer(run_hook("post-tool-use", {**later, "tool_use_id": "toolu_5"}))
+        assert f"is ready at http://localhost:{port}" in told["additionalContext"], told
+        assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_6"}).stdout == ""
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def test_a_job_recorded_late_that_failed_is_told_once_without_a_port(tmp_path: Path) -> None:
+    """The same for a job that is no server and failed: its exit status and last lines,
+    with no word of a port (it never was to open one)."""
+    line = "echo broken >&2; exit 3"
+    wrapped = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
+    command: str = wrapped["updatedInput"]["command"]
+    assert _post(command, tmp_path).stdout == ""
+    with open(tmp_path / "task-output.txt", "wb") as out:  # as Claude Code runs it
+        shell = subprocess.run(["bash", "-c", command], cwd=tmp_path, stdout=out, stderr=out)
+    assert shell.returncode == 3, shell
+    later = payload("echo hi", tmp_path)
+    later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
+    text = answer(run_hook("post-tool-use", {**later, "tool_use_id": "toolu_9"}))
+    assert text["additionalContext"] == (
+        f"corral: job {wrapped_token(command)[:8]} (`{line}`) is NOT running: it exited "
+        "with code 3. The last lines of its output:\n  broken"
+    ), text
+    assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_10"}).stdout == ""
+
+
+def wrapped_token(command: str) -> str:
+    from corral.surfaces.claude import started
+
+    token = started.token_of(command)
+    assert token is not None, command
+    return token
+
+
+def test_a_pending_job_never_recorded_is_dropped_after_record_late(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """A job noted before its record came, whose record never comes (its line was never
+    run), is not awaited past RECORD_LATE: its note is removed and nothing is told."""
+    from corral.surfaces.claude import started
+
+    wrapped = answer(run_hook("pre-tool-use", payload("vite", tmp_path, run_in_background=True)))
+    assert _post(wrapped["updatedInput"]["command"], tmp_path).stdout == ""
+    [note] = (corral_home / started.PENDING_FOLDER).iterdir()
+    later = payload("echo hi", tmp_path)
+    later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
+    assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_7"}).stdout == ""
+    assert note.exists()  # still awaited
+    old = time.time() - started.RECORD_LATE - 1
+    os.utime(note, (old, old))
+    assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_8"}).stdout == ""
+    assert not note.exists()
+
+
 def listening(port: int) -> bool:
     import socket
 

@@ -3,7 +3,9 @@ URL the server serves on, or that it crashed at start and with which last lines.
 
 The hook must not hold the agent while a server starts: it waits SERVER_WAIT at most. A
 server with no port open by then is noted as pending (`<home>/hook-pending/<id>`, holding
-the session), and the next PostToolUse of that session tells its URL (or its crash) once."""
+the session), and the next PostToolUse of that session tells its URL (or its crash) once.
+So is a job whose supervisor has not recorded it within RECORD_WAIT (a loaded machine): it is
+told once its record comes, if that is within RECORD_LATE."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
 SERVER_WAIT = 2.0  # seconds the hook waits for a known server's port before answering
 PENDING_FOR = 600.0  # a server still without a port after this long is no longer awaited
 RECORD_WAIT = 2.0  # the supervisor records the job within milliseconds of its start
+RECORD_LATE = 60.0  # a pending job still without a record after this long is not awaited
 _STEP = 0.02
 
 
@@ -39,6 +42,8 @@ def note(command: str, session: str | None = None, wait: float = SERVER_WAIT) ->
     deadline = time.monotonic() + RECORD_WAIT
     while (record := next((r for r in all_records() if r.id == token), None)) is None:
         if time.monotonic() > deadline:
+            if session is not None:
+                _mark_pending(token, session)  # told at a later call, once it is recorded
             return None
         time.sleep(_STEP)
     return _about(record, wait, session)
@@ -87,9 +92,10 @@ def _about(record: Any, wait: float, session: str | None, later: bool = False) -
 
         tail = "\n".join(f"  {redact_text(line)}" for line in got.tail) or "  (no output)"
         if later:
+            when = " before it opened a port" if server else ""
             return (
-                f"corral: job {short} ({what}) is NOT running: it {got.reason} before it "
-                f"opened a port. The last lines of its output:\n{tail}"
+                f"corral: job {short} ({what}) is NOT running: it {got.reason}{when}. "
+                f"The last lines of its output:\n{tail}"
             )
         return (
             f"corral: job {short} ({what}) is NOT running: it {got.reason} right after it "
@@ -156,8 +162,13 @@ def pending_notes(session: str | None) -> str | None:
             if records is None:
                 records = {r.id: r for r in all_records()}
             record = records.get(token) if is_token(token) else None
-            text = _about(record, 0.0, session, later=True) if record is not None else None
-            if text is not None or record is None or time.time() - record.created_at > PENDING_FOR:
+            if record is None:
+                if not is_token(token) or time.time() - os.stat(path).st_mtime > RECORD_LATE:
+                    os.unlink(path)
+                continue
+            text = _about(record, 0.0, session, later=True)
+            done = text is not None or record.port is None  # not a server: nothing more to tell
+            if done or time.time() - record.created_at > PENDING_FOR:
                 os.unlink(path)
         except OSError:
             continue
