@@ -432,50 +432,87 @@ def test_a_server_slow_to_open_its_port_is_told_at_a_later_call_once(tmp_path: P
         shell.wait(timeout=20)
 
 
-def test_a_job_recorded_after_the_hooks_wait_is_told_at_a_later_call(tmp_path: Path) -> None:
-    """On a loaded machine the supervisor may record its job after PostToolUse stopped
-    waiting for the record: the job is noted as pending all the same, and the next
-    PostToolUse of the session tells its URL once it is recorded and serving."""
-    from corral.surfaces.claude import started
-
-    port = free_port()
-    line = f"python3 -m http.server {port} --bind 127.0.0.1"
+def _late(line: str, tmp_path: Path) -> str:
+    """A background call whose PostToolUse came before its supervisor recorded it (as on a
+    loaded machine): the rewritten command; the job is noted as pending."""
     wrapped = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
     command: str = wrapped["updatedInput"]["command"]
-    # PostToolUse before the shell runs the line: no record comes within RECORD_WAIT
     assert _post(command, tmp_path).stdout == ""
-    assert started.RECORD_WAIT < started.RECORD_LATE
-    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    return command
+
+
+def _later(tmp_path: Path, call: str, session: str = SESSION) -> subprocess.CompletedProcess[str]:
+    """A later foreground call's PostToolUse in `session`."""
+    later = {**payload("echo hi", tmp_path), "session_id": session, "tool_use_id": call}
+    later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
+    return run_hook("post-tool-use", later)
+
+
+@pytest.mark.parametrize(
+    ("end", "happened"),
+    [("exit 3", "exited with code 3"), ("kill -KILL $$", "was killed by signal 9")],
+)
+def test_a_job_recorded_late_that_failed_is_told_once_without_a_port(
+    tmp_path: Path, end: str, happened: str
+) -> None:
+    """The same for a job that is no server and failed: how it ended and its last lines,
+    with no word of a port (it never was to open one)."""
+    line = f"echo broken >&2; {end}"
+    command = _late(line, tmp_path)
+    with open(tmp_path / "task-output.txt", "wb") as out:  # as Claude Code runs it
+        shell = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, stdout=out, stderr=out, timeout=30
+        )
+    assert shell.returncode != 0, shell
+    text = answer(_later(tmp_path, "toolu_9"))
+    assert text["additionalContext"] == (
+        f"corral: job {wrapped_token(command)[:8]} (`{line}`) is NOT running: it {happened}. "
+        "The last lines of its output:\n  broken"
+    ), text
+    assert _later(tmp_path, "toolu_10").stdout == ""
+
+
+def test_a_job_recorded_late_and_stopped_on_request_or_running_is_told_nothing(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """A late job that is no server and still runs has nothing to tell; one stopped on
+    request since is no failure. Either way its note goes, told nothing."""
+    running = _late("sleep 301", tmp_path)
+    stopped = _late("sleep 302", tmp_path)
+    pending = corral_home / "hook-pending"
+    assert len(list(pending.iterdir())) == 2
+    shells = [
+        subprocess.Popen(["bash", "-c", c], cwd=tmp_path, stdin=subprocess.DEVNULL)
+        for c in (running, stopped)
+    ]
     try:
-        wait_for(lambda: listening(port), what="the server's port")
-        later = payload("echo hi", tmp_path)
-        later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
-        told = answer(run_hook("post-tool-use", {**later, "tool_use_id": "toolu_5"}))
-        assert f"is ready at http://localhost:{port}" in told["additionalContext"], told
-        assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_6"}).stdout == ""
+        for command in (running, stopped):
+            recorded = corral_home / "ledger" / f"{wrapped_token(command)}.json"
+            wait_for(recorded.exists, what="the job's record")
+        assert corral("stop", wrapped_token(stopped)).returncode == 0
+        assert _later(tmp_path, "toolu_11").stdout == ""
+        assert list(pending.iterdir()) == []
     finally:
         stop_all()
-        shell.wait(timeout=20)
+        for shell in shells:
+            shell.wait(timeout=20)
 
 
-def test_a_job_recorded_late_that_failed_is_told_once_without_a_port(tmp_path: Path) -> None:
-    """The same for a job that is no server and failed: its exit status and last lines,
-    with no word of a port (it never was to open one)."""
-    line = "echo broken >&2; exit 3"
-    wrapped = answer(run_hook("pre-tool-use", payload(line, tmp_path, run_in_background=True)))
-    command: str = wrapped["updatedInput"]["command"]
-    assert _post(command, tmp_path).stdout == ""
-    with open(tmp_path / "task-output.txt", "wb") as out:  # as Claude Code runs it
-        shell = subprocess.run(["bash", "-c", command], cwd=tmp_path, stdout=out, stderr=out)
-    assert shell.returncode == 3, shell
-    later = payload("echo hi", tmp_path)
-    later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
-    text = answer(run_hook("post-tool-use", {**later, "tool_use_id": "toolu_9"}))
-    assert text["additionalContext"] == (
-        f"corral: job {wrapped_token(command)[:8]} (`{line}`) is NOT running: it exited "
-        "with code 3. The last lines of its output:\n  broken"
-    ), text
-    assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_10"}).stdout == ""
+def test_a_note_of_any_session_is_dropped_after_pending_for(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """A session that made no call after its job was noted leaves the note behind: another
+    session's call drops it once PENDING_FOR has passed, and tells it nothing."""
+    from corral.surfaces.claude import started
+
+    _late("sleep 303", tmp_path)  # never run: no record comes
+    [note] = (corral_home / started.PENDING_FOLDER).iterdir()
+    assert _later(tmp_path, "toolu_12", session="another-session").stdout == ""
+    assert note.exists()  # not that session's, and not old
+    old = time.time() - started.PENDING_FOR - 1
+    os.utime(note, (old, old))
+    assert _later(tmp_path, "toolu_13", session="another-session").stdout == ""
+    assert not note.exists()
 
 
 def wrapped_token(command: str) -> str:
@@ -486,6 +523,27 @@ def wrapped_token(command: str) -> str:
     return token
 
 
+def test_a_job_recorded_after_the_hooks_wait_is_told_at_a_later_call(tmp_path: Path) -> None:
+    """On a loaded machine the supervisor may record its job after PostToolUse stopped
+    waiting for the record: the job is noted as pending all the same, and the next
+    PostToolUse of the session tells its URL once it is recorded and serving."""
+    from corral.surfaces.claude import started
+
+    port = free_port()
+    # PostToolUse before the shell runs the line: no record comes within RECORD_WAIT
+    command = _late(f"python3 -m http.server {port} --bind 127.0.0.1", tmp_path)
+    assert started.RECORD_WAIT < started.RECORD_LATE
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: listening(port), what="the server's port")
+        told = answer(_later(tmp_path, "toolu_5"))
+        assert f"is ready at http://localhost:{port}" in told["additionalContext"], told
+        assert _later(tmp_path, "toolu_6").stdout == ""
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
 def test_a_pending_job_never_recorded_is_dropped_after_record_late(
     tmp_path: Path, corral_home: Path
 ) -> None:
@@ -493,16 +551,13 @@ def test_a_pending_job_never_recorded_is_dropped_after_record_late(
     run), is not awaited past RECORD_LATE: its note is removed and nothing is told."""
     from corral.surfaces.claude import started
 
-    wrapped = answer(run_hook("pre-tool-use", payload("vite", tmp_path, run_in_background=True)))
-    assert _post(wrapped["updatedInput"]["command"], tmp_path).stdout == ""
+    _late("vite", tmp_path)
     [note] = (corral_home / started.PENDING_FOLDER).iterdir()
-    later = payload("echo hi", tmp_path)
-    later.update(hook_event_name="PostToolUse", tool_response={"stdout": "hi\n"})
-    assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_7"}).stdout == ""
+    assert _later(tmp_path, "toolu_7").stdout == ""
     assert note.exists()  # still awaited
     old = time.time() - started.RECORD_LATE - 1
     os.utime(note, (old, old))
-    assert run_hook("post-tool-use", {**later, "tool_use_id": "toolu_8"}).stdout == ""
+    assert _later(tmp_path, "toolu_8").stdout == ""
     assert not note.exists()
 
 

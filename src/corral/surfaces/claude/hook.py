@@ -143,7 +143,8 @@ def log(home: str, message: str) -> None:
 
 
 def _servers_pending(home: str) -> bool:
-    """Whether a server started earlier still awaits its URL (started.py): one stat."""
+    """Whether a job started earlier still awaits being told (its URL, its failure: started.py):
+    one listing."""
     import os
 
     from corral.surfaces.claude.started import PENDING_FOLDER

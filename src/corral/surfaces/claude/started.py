@@ -4,8 +4,10 @@ URL the server serves on, or that it crashed at start and with which last lines.
 The hook must not hold the agent while a server starts: it waits SERVER_WAIT at most. A
 server with no port open by then is noted as pending (`<home>/hook-pending/<id>`, holding
 the session), and the next PostToolUse of that session tells its URL (or its crash) once.
-So is a job whose supervisor has not recorded it within RECORD_WAIT (a loaded machine): it is
-told once its record comes, if that is within RECORD_LATE."""
+So is a job whose supervisor has not recorded it within RECORD_WAIT (a loaded machine): a
+later call of the session tells what became of it once it is recorded; a note still without
+a record RECORD_LATE after it was made is dropped, and any note PENDING_FOR after it was made
+(whichever session's call finds it)."""
 
 from __future__ import annotations
 
@@ -90,16 +92,14 @@ def _about(record: Any, wait: float, session: str | None, later: bool = False) -
     if got.ended:
         from corral.service.logs import redact_text
 
+        if later and not _failed(token):
+            return None  # stopped on request (or done well) since: nothing to warn of
         tail = "\n".join(f"  {redact_text(line)}" for line in got.tail) or "  (no output)"
-        if later:
-            when = " before it opened a port" if server else ""
-            return (
-                f"corral: job {short} ({what}) is NOT running: it {got.reason}{when}. "
-                f"The last lines of its output:\n{tail}"
-            )
+        happened = _happened(got.reason or "")
+        when = "" if later else " right after it started"
         return (
-            f"corral: job {short} ({what}) is NOT running: it {got.reason} right after it "
-            f"started. The last lines of its output:\n{tail}"
+            f"corral: job {short} ({what}) is NOT running: it {happened}{when}. "
+            f"The last lines of its output:\n{tail}"
         )
     if later:
         return None
@@ -113,6 +113,28 @@ def _about(record: Any, wait: float, session: str | None, later: bool = False) -
         f"corral will tell its URL after a later tool call once it opens one; `corral logs "
         f"{short}` shows its output."
     )
+
+
+def _happened(reason: str) -> str:
+    """readiness's reason for a job's end, after "it": `exited with code N`, `was killed by
+    signal N`, `ended without its supervisor recording how`."""
+    if reason.startswith("killed"):
+        return "was " + reason
+    if reason.startswith("its supervisor ended"):
+        return "ended without its supervisor recording how"
+    return reason
+
+
+def _failed(token: str) -> bool:
+    """Whether job `token` ended as a failure (core.outcomes.failed), or with no end recorded;
+    not when it was stopped on request or exited with code 0."""
+    from corral.core.outcomes import failed
+    from corral.service.names import all_records
+
+    record = next((r for r in all_records() if r.id == token), None)
+    if record is None or not record.final:
+        return True
+    return failed(record.state, record.exit_code, record.signal)
 
 
 def _pending_dir() -> str:
@@ -138,9 +160,11 @@ def _mark_pending(token: str, session: str) -> bool:
 
 
 def pending_notes(session: str | None) -> str | None:
-    """What became known about this session's pending servers (each told once)."""
+    """What became known about this session's pending jobs (each told once); notes of any
+    session older than PENDING_FOR are dropped on the way."""
     import os
 
+    from corral.lowlevel.locations import ledger_dir
     from corral.lowlevel.record import is_token
     from corral.service.names import all_records
 
@@ -156,19 +180,26 @@ def pending_notes(session: str | None) -> str | None:
     for token in names:
         path = f"{folder}/{token}"
         try:
+            age = time.time() - os.stat(path).st_mtime
             with open(path, encoding="utf-8") as f:
-                if f.read() != session:
-                    continue
-            if records is None:
-                records = {r.id: r for r in all_records()}
-            record = records.get(token) if is_token(token) else None
-            if record is None:
-                if not is_token(token) or time.time() - os.stat(path).st_mtime > RECORD_LATE:
+                mine = f.read() == session
+            if age > PENDING_FOR or (mine and not is_token(token)):
+                os.unlink(path)  # the unlink is the claim: told by one call only
+                continue
+            if not mine:
+                continue
+            if not os.path.exists(f"{ledger_dir()}/{token}.json"):  # one stat, no ledger read
+                if age > RECORD_LATE:
                     os.unlink(path)
                 continue
+            if records is None:
+                records = {r.id: r for r in all_records()}
+            record = records.get(token)
+            if record is None:
+                continue
             text = _about(record, 0.0, session, later=True)
-            done = text is not None or record.port is None  # not a server: nothing more to tell
-            if done or time.time() - record.created_at > PENDING_FOR:
+            # told, or nothing more to tell: no server (running), or it ended since
+            if text is not None or record.port is None or record.final:
                 os.unlink(path)
         except OSError:
             continue
