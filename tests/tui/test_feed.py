@@ -17,9 +17,10 @@ from textual.pilot import Pilot
 
 from corral.service import board as board_service
 from corral.surfaces import daemon
+from corral.surfaces.tui import feed as feed_module
 from corral.surfaces.tui.app import ControlRoom
 from corral.surfaces.tui.feed import LiveFeed
-from tests.helpers import alive, start_job, wait_for
+from tests.helpers import alive, corral, start_job, wait_for
 from tests.tui.conftest import run, stop_daemon, until
 
 
@@ -98,8 +99,8 @@ def test_the_daemons_board_is_the_one_taken_here(
             assert answer.json()["data"] is None and answer.json()["errors"]
 
 
-def test_when_the_daemon_goes_away_the_tui_takes_snapshots(
-    job: dict[str, Any], no_daemon_left: None
+def test_when_the_daemon_goes_away_the_tui_takes_snapshots_and_asks_it_again(
+    job: dict[str, Any], no_daemon_left: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     feed = LiveFeed(Path.cwd())
     feed.connect()
@@ -111,6 +112,15 @@ def test_when_the_daemon_goes_away_the_tui_takes_snapshots(
     got, _ = feed.board()
     assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
     assert feed.source == "snapshots (the daemon stopped answering)"
+    # asked again once ASK_AGAIN has passed: a daemon slow to answer once, or started again
+    monkeypatch.setattr(feed_module, "ASK_AGAIN", 3600.0)
+    feed.board()
+    assert feed.drawn_from == "snapshots (the daemon stopped answering)"  # not asked yet
+    assert corral("daemon", "--ensure").returncode == 0
+    monkeypatch.setattr(feed_module, "ASK_AGAIN", 0.0)
+    got, _ = feed.board()
+    assert (feed.source, feed.drawn_from) == ("daemon", "daemon")
+    assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
 
 
 def test_where_no_daemon_can_run_the_tui_takes_snapshots(

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 log = logging.getLogger("corral.tui")
 RECORD_FOR = 5.0  # seconds a followed job's record is reused
+ASK_AGAIN = 10.0  # seconds after the daemon stopped answering that it is asked again
 
 
 class Feed(Protocol):
@@ -45,8 +46,9 @@ class Feed(Protocol):
 
 
 class LiveFeed:
-    """The daemon's board once it answers; until then, and for good once it cannot run,
-    snapshots taken in this process (each brought up to date from the last)."""
+    """The daemon's board once it answers; until then, for good once it cannot run, and
+    while it does not answer (asked again every ASK_AGAIN seconds), snapshots taken in this
+    process (each brought up to date from the last)."""
 
     def __init__(self, folder: Path, *, use_daemon: bool = True) -> None:
         self.folder = folder
@@ -66,6 +68,7 @@ class LiveFeed:
         self._record_data: Any = None  # its record (adapters.ledger.JobRecord) as read then
         self._early: threading.Thread | None = None
         self._early_board: tuple[dict[str, Any], list[str]] | None = None
+        self._lost: float | None = None  # when the daemon stopped answering
 
     def prefetch(self) -> None:
         """Start reading the first board now, in a thread: it comes while Textual loads (the
@@ -157,6 +160,9 @@ class LiveFeed:
         first = self.use_daemon and not self._asked
         if first:  # one already running draws the first board
             self._asked = self.daemon_up = True
+        lost = self._lost
+        if lost is not None and time.monotonic() - lost >= ASK_AGAIN:
+            self.daemon_up = True  # it may have been slow (a loaded machine) or started again
         if self.daemon_up:
             from corral.surfaces import daemon
 
@@ -167,6 +173,7 @@ class LiveFeed:
             answer = daemon.get_unless(f"/api/board?{query}", last[2] if last else None)
             if answer is not None:
                 self.source = self.drawn_from = "daemon"
+                self._lost = None
                 data, errors, etag = answer
                 now = time.monotonic()
                 if data is None and last is not None:  # unchanged but for the ages
@@ -176,7 +183,8 @@ class LiveFeed:
                     return board.aged(last[0], now - last[3]), last[1]
                 self._served = (data, errors, etag, now)
                 return data, errors
-            self.daemon_up = False  # it went away: snapshots until it is started again
+            self.daemon_up = False  # it went away: snapshots until it answers again
+            self._lost = time.monotonic()
             if self.source == "daemon":
                 self.source = "snapshots (the daemon stopped answering)"
         return self._direct()
