@@ -166,7 +166,6 @@ def pending_notes(session: str | None) -> str | None:
 
     from corral.lowlevel.locations import ledger_dir
     from corral.lowlevel.record import is_token
-    from corral.service.names import all_records
 
     if not session:
         return None
@@ -192,7 +191,9 @@ def pending_notes(session: str | None) -> str | None:
                 if age > RECORD_LATE:
                     os.unlink(path)
                 continue
-            if records is None:
+            if records is None:  # imported and read only for a note of this session's
+                from corral.service.names import all_records
+
                 records = {r.id: r for r in all_records()}
             record = records.get(token)
             if record is None:
