@@ -8,13 +8,14 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.helpers import kill_with_env, pids_with_env
+from tests.helpers import alive, kill_with_env, pids_with_env
 
 processes_with_env = pids_with_env  # the name tests/tmux/conftest.py imports
 
@@ -38,9 +39,23 @@ settings.register_profile("corral", deadline=None, suppress_health_check=[Health
 settings.load_profile("corral")
 
 
-def reap_home(home: Path) -> list[int]:
-    """Kill every process whose environment names this CORRAL_HOME; return their pids."""
-    return kill_with_env(f"CORRAL_HOME={home}".encode())
+# How long what a test leaves may take to end by itself before it counts as left running.
+# corral starts some processes that outlive the call that started them by design and end on
+# their own: `corral session end` from a SessionEnd hook stops the session's jobs, then
+# audits and exits; a supervisor records its job's end, then exits. A test that sees the
+# effect (the job gone) may end before they do, and on a loaded 2-core machine "shortly"
+# can be seconds. Anything still running after the grace is killed and fails the test.
+ENDING_GRACE = 15.0
+
+
+def reap_home(home: Path, grace: float = ENDING_GRACE) -> list[int]:
+    """Kill every process whose environment names this CORRAL_HOME and that did not end by
+    itself within `grace` seconds; return their pids."""
+    entry = f"CORRAL_HOME={home}".encode()
+    deadline = time.monotonic() + grace
+    while [pid for pid in pids_with_env(entry) if alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return kill_with_env(entry)
 
 
 # corral binds its Unix sockets (corral.sock, daemon.events) in CORRAL_HOME, and a socket's

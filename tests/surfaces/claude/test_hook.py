@@ -612,3 +612,7 @@ def test_with_corrals_mod_the_hook_leaves_compaction_and_session_end_to_it(
         wait_for(lambda: not alive(mine["pid"]), what="the session's job stopped")
     finally:
         stop_all()
+    # the stop ran in `corral session end`, started in the background: it audits after the
+    # job is gone, then exits (CI's teardown found it still running)
+    ending = f"CORRAL_HOME={corral_home}".encode()
+    wait_for(lambda: not [p for p in pids_with_env(ending) if alive(p)], 30, "the end to finish")
