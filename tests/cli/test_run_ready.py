@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import corral, corral_json, free_port
+from tests.helpers import corral, corral_json, free_port, job_pids, wait_for
 
 SERVER = f"{sys.executable} -m http.server"
 
@@ -59,6 +59,10 @@ def test_a_job_killed_after_the_grace_of_its_stop_is_not_a_failure(corral_home: 
     # end by itself (status 137) between the child's kill and its own on a loaded machine
     line = "trap '' TERM; sleep 300 & exec sleep 301"
     job = corral_json("run", "-d", "--grace", "0.5", "-c", line)["data"]
+    # the start returns once the job lived through the quick check, which says nothing of
+    # how far its shell got: a stop before its `trap` would end it by SIGTERM. Its second
+    # process exists only after the fork, which comes after the trap.
+    wait_for(lambda: len(job_pids(job["id"])) >= 2, what="the job past its trap")
     corral("stop", job["id"], check=True)
     (view,) = [j for j in list_jobs(include_finished=True).jobs if j.id == job["id"]]
     assert (view.state, view.signal) == ("killed", 9), view
