@@ -632,9 +632,36 @@ def test_a_note_that_fails_to_be_told_is_dropped_and_silences_nothing(
         shell.wait(timeout=20)
 
 
-def _supervisor_killed(tmp_path: Path, corral_home: Path, whole: bool) -> tuple[str, str]:
+def test_an_error_telling_the_new_job_loses_no_pending_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A pending note is removed as it is told: an error telling the job the call started
+    (here: corral's own, made up) is one line in corral's log, and the pending URL is told."""
+    from corral.surfaces.claude import started
+
+    port = free_port()
+    command = _late(f"python3 -m http.server {port} --bind 127.0.0.1", tmp_path)
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: listening(port), what="the server's port")
+
+        def broken(*args: Any, **kwargs: Any) -> str:
+            raise RuntimeError("made up")
+
+        monkeypatch.setattr(started, "note", broken)
+        told = started.answer(command, SESSION)
+        assert told is not None and f"is ready at http://localhost:{port}" in told, told
+        assert list(Path(started._pending_dir()).iterdir()) == []
+        assert "the job's note: RuntimeError: made up" in caplog.text
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def _supervisor_killed(tmp_path: Path, corral_home: Path, whole: bool) -> tuple[str, str, int]:
     """A background call's job whose supervisor was killed (SIGKILL) before PostToolUse, with
-    its job (`whole`) or alone; the job's id and PostToolUse's text."""
+    its job (`whole`) or alone; the job's id, PostToolUse's text and how many processes of
+    the job were left (the shell's and sleep's under dash, sleep's alone under bash)."""
     line = "echo up; sleep 300"
     command, shell = _start_wrapped(line, tmp_path)
     token = wrapped_token(command)
@@ -647,17 +674,20 @@ def _supervisor_killed(tmp_path: Path, corral_home: Path, whole: bool) -> tuple[
         else:
             os.kill(supervisor, signal.SIGKILL)
         wait_for(lambda: not alive(supervisor), what="the supervisor's end")
+        if whole:
+            wait_for(lambda: not job_pids(token), what="the job's end")
+        left = len(job_pids(token))
         text: str = answer(_post(command, tmp_path))["additionalContext"]
     finally:
         stop_all()
         shell.wait(timeout=20)
-    return token, text
+    return token, text, left
 
 
 def test_a_job_whose_supervisor_was_killed_with_it_is_told_as_ended_unrecorded(
     tmp_path: Path, corral_home: Path
 ) -> None:
-    token, text = _supervisor_killed(tmp_path, corral_home, whole=True)
+    token, text, _ = _supervisor_killed(tmp_path, corral_home, whole=True)
     assert text == (
         f"corral: job {token[:8]} (`echo up; sleep 300`) is NOT running: it ended without "
         "its supervisor recording how right after it started. The last lines of its output:"
@@ -670,10 +700,11 @@ def test_a_job_that_outlived_its_supervisor_is_told_as_running_unsupervised(
 ) -> None:
     """Its processes still run: 'is NOT running' would be false. The model is told what the
     listing says of it (how many remain, how to stop them)."""
-    token, text = _supervisor_killed(tmp_path, corral_home, whole=False)
+    token, text, left = _supervisor_killed(tmp_path, corral_home, whole=False)
+    assert left in (1, 2)
     assert text == (
         f"corral: job {token[:8]} (`echo up; sleep 300`) runs unsupervised right after it "
-        "started: supervisor gone; 1 process(es) of the job remain: `corral stop "
+        f"started: supervisor gone; {left} process(es) of the job remain: `corral stop "
         f"{token[:8]}` ends them after checking each one. The last lines of its output:\n  up"
     ), text
 

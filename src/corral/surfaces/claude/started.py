@@ -249,15 +249,12 @@ def _drop(path: str, why: str) -> None:
 def answer(command: str | None, session: str | None = None, rewritten: bool = True) -> str | None:
     """PostToolUse's answer: the note on the job `command` started (None: a call that started
     none), after what became known about the session's pending servers."""
-    try:
-        texts = [pending_notes(session)]
-    except Exception as exc:  # noqa: BLE001 - the new job's note is told all the same
-        from corral.lowlevel import logline
-
-        logline.warn(f"pending notes: {type(exc).__name__}: {exc}")
-        texts = []
+    # a pending note is told once (it is removed as it is told): an error telling the new
+    # job must not lose it, nor an error in the pending notes silence the new job
+    texts = [_guarded("pending notes", pending_notes, session)]
     if command is not None:
-        texts.append(note(command, session) if rewritten else note_for_line(command, session))
+        told = note if rewritten else note_for_line
+        texts.append(_guarded("the job's note", told, command, session))
     text = "\n".join(t for t in texts if t)
     if not text:
         return None
@@ -266,3 +263,15 @@ def answer(command: str | None, session: str | None = None, rewritten: bool = Tr
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}
     )
+
+
+def _guarded(what: str, tell: Any, *args: Any) -> str | None:
+    """`tell(*args)`; None, with one line in corral's log, when it raises."""
+    try:
+        text: str | None = tell(*args)
+    except Exception as exc:  # noqa: BLE001 - PostToolUse tells what it can
+        from corral.lowlevel import logline
+
+        logline.warn(f"{what}: {type(exc).__name__}: {exc}")
+        return None
+    return text
