@@ -24,6 +24,7 @@ RECORD_FOR = 5.0  # seconds a followed job's record is reused
 ASK_AGAIN = 10.0
 ASK_AGAIN_MAX = 80.0
 clock = time.monotonic  # what the waits are measured with (tests move it on)
+ENSURE_TIMEOUT = 30.0  # seconds `corral daemon --ensure` may take before it is asked later
 
 
 class Feed(Protocol):
@@ -78,6 +79,7 @@ class LiveFeed:
         self._ask_at: float | None = None  # when a daemon that stopped answering is asked
         self._misses = 0  # how many times in a row it did not answer
         self._cannot_run = False  # `daemon --ensure` failed: asked no more
+        self._connected = 0  # times connect() found the daemon running (another thread)
 
     def prefetch(self) -> None:
         """Start reading the first board now, in a thread: it comes while Textual loads (the
@@ -143,13 +145,20 @@ class LiveFeed:
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
-                timeout=30,
+                timeout=ENSURE_TIMEOUT,
                 check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except subprocess.TimeoutExpired as exc:  # slow, maybe not failed: asked again later
+            log.warning("no daemon yet, taking snapshots here: %s", exc)
+            self._ask_at = clock() + ASK_AGAIN
+            self.source = "snapshots (the daemon is slow to start)"
+            return
+        except OSError as exc:
             why = str(exc)
         else:
             if done.returncode == 0:
+                self._cannot_run, self._ask_at, self._misses = False, None, 0
+                self._connected += 1
                 self.daemon_up = True
                 self.source = "daemon"
                 return
@@ -180,6 +189,7 @@ class LiveFeed:
             fields = {"project": str(self.folder), **({"quick": "true"} if first else {})}
             query = urllib.parse.urlencode(fields)
             last = self._served
+            connected = self._connected
             answer = daemon.get_unless(f"/api/board?{query}", last[2] if last else None)
             if answer is not None:
                 self.source = self.drawn_from = "daemon"
@@ -193,6 +203,8 @@ class LiveFeed:
                     return board.aged(last[0], now - last[3]), last[1]
                 self._served = (data, errors, etag, now)
                 return data, errors
+            if self._connected != connected:  # asked as connect() started it: not a miss
+                return self._direct()
             self.daemon_up = False  # it went away: snapshots until it answers again
             self._ask_at = clock() + min(ASK_AGAIN * 2**self._misses, ASK_AGAIN_MAX)
             self._misses += 1
