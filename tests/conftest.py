@@ -39,21 +39,41 @@ settings.register_profile("corral", deadline=None, suppress_health_check=[Health
 settings.load_profile("corral")
 
 
-# How long what a test leaves may take to end by itself before it counts as left running.
-# corral starts some processes that outlive the call that started them by design and end on
-# their own: `corral session end` from a SessionEnd hook stops the session's jobs, then
-# audits and exits; a supervisor records its job's end, then exits. A test that sees the
-# effect (the job gone) may end before they do, and on a loaded 2-core machine "shortly"
-# can be seconds. Anything still running after the grace is killed and fails the test.
+# How long corral's own processes a test leaves may take to end by themselves before they
+# count as left running. Some outlive the call that started them by design and end on their
+# own: `corral session end` from a SessionEnd hook stops the session's jobs, then audits and
+# exits; a supervisor records its job's end, then exits. A test that sees the effect (the
+# job gone) may end before they do, and on a loaded 2-core machine "shortly" can be
+# seconds. Any other process (a job's own) gets no grace: it is killed and fails the test at
+# once, as does anything of corral's still running after the grace.
 ENDING_GRACE = 15.0
 
 
+def corrals_own(pid: int) -> bool:
+    """Whether `pid` runs one of corral's own programs: a supervisor or shim (a file under
+    corral/supervisor/), `python -m corral …` or the `corral` script."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")[:5]  # the interpreter, its flags, the program
+    except OSError:
+        return False
+    for at, arg in enumerate(argv):
+        module = argv[at + 1] if arg == b"-m" and at + 1 < len(argv) else b""
+        if module.split(b".")[0] == b"corral" or b"/corral/supervisor/" in arg:
+            return True
+        if at > 0 and os.path.basename(arg) == b"corral":
+            return True
+    return False
+
+
 def reap_home(home: Path, grace: float = ENDING_GRACE) -> list[int]:
-    """Kill every process whose environment names this CORRAL_HOME and that did not end by
-    itself within `grace` seconds; return their pids."""
+    """Kill every process whose environment names this CORRAL_HOME, once corral's own among
+    them ended or `grace` seconds passed; return the pids killed."""
     entry = f"CORRAL_HOME={home}".encode()
     deadline = time.monotonic() + grace
-    while [pid for pid in pids_with_env(entry) if alive(pid)] and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if not [pid for pid in pids_with_env(entry) if alive(pid) and corrals_own(pid)]:
+            break
         time.sleep(0.05)
     return kill_with_env(entry)
 

@@ -1,5 +1,6 @@
-"""The teardown every test gets (tests/conftest.py): what a test leaves that ends by itself
-within the grace is not a leak; what is still running after it is killed, by pid, and named."""
+"""The teardown every test gets (tests/conftest.py): corral's own processes a test leaves
+that end by themselves within the grace are no leak; anything else, and anything of corral's
+still running after the grace, is killed by pid and named."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import reap_home
-from tests.helpers import alive
+from tests.conftest import corrals_own, reap_home
+from tests.helpers import alive, corral, wait_for
 
 
 def _start(home: Path, seconds: float) -> subprocess.Popen[bytes]:
@@ -17,25 +18,42 @@ def _start(home: Path, seconds: float) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"], env=env)
 
 
-def test_a_process_that_ends_by_itself_within_the_grace_is_not_left_running(
-    tmp_path: Path,
+def test_a_supervisor_that_ends_by_itself_within_the_grace_is_not_left_running(
+    tmp_path: Path, corral_home: Path
 ) -> None:
+    started = corral("run", "-d", "--ready", "none", "-c", "sleep 1", check=True)
+    assert started.returncode == 0
+    supervisors = [p for p in _with_home(corral_home) if corrals_own(p)]
+    assert supervisors, "the job's supervisor runs"
+    assert reap_home(corral_home, grace=30.0) == []
+    assert not [p for p in supervisors if alive(p)]
+
+
+def test_a_process_not_corrals_gets_no_grace(tmp_path: Path) -> None:
     home = tmp_path / "other-home"  # not the test's own: its teardown must find nothing
-    ending = _start(home, 0.5)
-    try:
-        assert reap_home(home, grace=30.0) == []
-        assert ending.wait(timeout=5) == 0  # it ended by itself, not by the teardown's kill
-    finally:
-        ending.kill()
-        ending.wait()
-
-
-def test_a_process_still_running_after_the_grace_is_killed_and_named(tmp_path: Path) -> None:
-    home = tmp_path / "other-home"
     staying = _start(home, 300)
     try:
-        assert reap_home(home, grace=0.2) == [staying.pid]
+        wait_for(lambda: _with_home(home), what="the process started")
+        assert not corrals_own(staying.pid)
+        assert reap_home(home, grace=300.0) == [staying.pid]  # at once: not after 300 s
         assert not alive(staying.pid)  # killed and reaped (by waitpid: Popen sees no status)
     finally:
         staying.kill()
         staying.wait()
+
+
+def test_corrals_own_process_still_running_after_the_grace_is_killed_and_named(
+    corral_home: Path,
+) -> None:
+    corral("run", "-d", "--ready", "none", "-c", "sleep 300", check=True)
+    supervisors = [p for p in _with_home(corral_home) if corrals_own(p)]
+    assert len(supervisors) == 1
+    killed = reap_home(corral_home, grace=0.2)
+    assert supervisors[0] in killed and len(killed) >= 2  # the supervisor and its job
+    assert not [p for p in killed if alive(p)]
+
+
+def _with_home(home: Path) -> list[int]:
+    from tests.helpers import pids_with_env
+
+    return [p for p in pids_with_env(f"CORRAL_HOME={home}".encode()) if alive(p)]

@@ -109,18 +109,97 @@ def test_when_the_daemon_goes_away_the_tui_takes_snapshots_and_asks_it_again(
     assert health is not None
     os.kill(health["pid"], signal.SIGTERM)
     wait_for(lambda: not alive(health["pid"]), 30, "daemon gone")
+    now = [1000.0]  # the feed's clock stands still while the test runs
+    monkeypatch.setattr(feed_module, "clock", lambda: now[0])
     got, _ = feed.board()
     assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
     assert feed.source == "snapshots (the daemon stopped answering)"
-    # asked again once ASK_AGAIN has passed: a daemon slow to answer once, or started again
-    monkeypatch.setattr(feed_module, "ASK_AGAIN", 3600.0)
+    # a daemon answers again, but it is asked only once ASK_AGAIN has passed
+    assert corral("daemon", "--ensure").returncode == 0
+    now[0] += feed_module.ASK_AGAIN - 0.5
     feed.board()
     assert feed.drawn_from == "snapshots (the daemon stopped answering)"  # not asked yet
-    assert corral("daemon", "--ensure").returncode == 0
-    monkeypatch.setattr(feed_module, "ASK_AGAIN", 0.0)
+    now[0] += 0.5
     got, _ = feed.board()
     assert (feed.source, feed.drawn_from) == ("daemon", "daemon")
     assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
+
+
+def test_a_daemon_slow_to_start_is_asked_later(
+    job: dict[str, Any], no_daemon_left: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`daemon --ensure` taking longer than ENSURE_TIMEOUT (a loaded machine) is no daemon
+    that cannot run: the tui takes snapshots and asks it after ASK_AGAIN."""
+    feed = LiveFeed(Path.cwd())
+    now = [1000.0]
+    monkeypatch.setattr(feed_module, "clock", lambda: now[0])
+    monkeypatch.setattr(feed_module, "ENSURE_TIMEOUT", 0.001)
+    feed.connect()
+    assert feed.source == "snapshots (the daemon is slow to start)"
+    got, _ = feed.board()
+    assert feed.drawn_from == "snapshots (the daemon is slow to start)"
+    assert corral("daemon", "--ensure").returncode == 0  # it came up after all
+    now[0] += feed_module.ASK_AGAIN
+    got, _ = feed.board()
+    assert (feed.source, feed.drawn_from) == ("daemon", "daemon")
+    assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
+
+
+def test_an_ask_that_missed_while_the_daemon_was_started_is_no_miss(
+    job: dict[str, Any], no_daemon_left: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """connect() runs in a thread of its own: a board's ask that found no daemon while
+    connect() started it does not make the feed think the daemon stopped answering."""
+    feed = LiveFeed(Path.cwd())
+    real = daemon.get_unless
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:
+        answer = real(*args, **kwargs)  # no daemon yet: None
+        feed.connect()  # as if the connect thread finished while this ask was in flight
+        return answer
+
+    monkeypatch.setattr(daemon, "get_unless", meanwhile)
+    feed.board()
+    assert feed.source == "daemon" and feed.daemon_up
+    monkeypatch.setattr(daemon, "get_unless", real)
+    got, _ = feed.board()
+    assert (feed.source, feed.drawn_from) == ("daemon", "daemon")
+    assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]
+
+
+class _Asked:
+    """daemon.get_unless as it is (the real socket), counting the times it is called."""
+
+    def __init__(self) -> None:
+        self.times = 0
+        self.real = daemon.get_unless
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.times += 1
+        return self.real(*args, **kwargs)
+
+
+def test_a_daemon_that_still_does_not_answer_is_asked_again_after_twice_as_long_each_time(
+    job: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed = LiveFeed(Path.cwd())
+    asked = _Asked()
+    monkeypatch.setattr(daemon, "get_unless", asked)
+    now = [1000.0]
+    monkeypatch.setattr(feed_module, "clock", lambda: now[0])
+    feed.board()  # the first board looks for a daemon already running: none
+    assert asked.times == 1
+    gaps: list[float] = []
+    for _ in range(6):
+        waited = 0.0
+        while asked.times == 1 + len(gaps):
+            now[0] += 1.0
+            waited += 1.0
+            got, _ = feed.board()
+            assert _jobs(got) == [(job["id"], "running", str(Path.cwd()))]  # snapshots meanwhile
+        gaps.append(waited)
+    assert gaps == [10.0, 20.0, 40.0, 80.0, 80.0, 80.0]
+    assert (feed_module.ASK_AGAIN, feed_module.ASK_AGAIN_MAX) == (10.0, 80.0)
 
 
 def test_where_no_daemon_can_run_the_tui_takes_snapshots(
@@ -135,6 +214,13 @@ def test_where_no_daemon_can_run_the_tui_takes_snapshots(
     assert feed.source == "snapshots (no daemon: see daemon.log)"
     got, _ = feed.board()
     assert [j["id"] for j in got["jobs"]] == [job["id"]]
+    # it cannot run: it is never asked again, however long the tui runs
+    asked = _Asked()
+    monkeypatch.setattr(daemon, "get_unless", asked)
+    now = time.monotonic()
+    monkeypatch.setattr(feed_module, "clock", lambda: now + 3600.0)
+    feed.board()
+    assert asked.times == 0 and feed.drawn_from == "snapshots (no daemon: see daemon.log)"
     from corral.service import stopping
 
     assert stopping.stop([job["id"]]).ok

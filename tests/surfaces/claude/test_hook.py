@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -19,7 +20,16 @@ from corral.core.shell.plain import may_start_runner
 from corral.core.shell.runners import trigger_words
 from corral.surfaces import claude
 from corral.surfaces.claude import hook, triggers
-from tests.helpers import alive, corral, free_port, pids_with_env, record, start_job, wait_for
+from tests.helpers import (
+    alive,
+    corral,
+    free_port,
+    job_pids,
+    pids_with_env,
+    record,
+    start_job,
+    wait_for,
+)
 
 HOOK = Path(hook.__file__).resolve()
 # Session ids are global: a stop by session reaches every process that carries the id, so each
@@ -559,6 +569,144 @@ def test_a_pending_job_never_recorded_is_dropped_after_record_late(
     os.utime(note, (old, old))
     assert _later(tmp_path, "toolu_8").stdout == ""
     assert not note.exists()
+
+
+def test_a_note_that_is_not_utf_8_silences_nothing(tmp_path: Path, corral_home: Path) -> None:
+    """A note that is not UTF-8 (a disk's fault, a stray file) failed every PostToolUse of
+    every session while it lay there: it is no session's, and the URL of the job the call
+    started is told all the same; it goes once PENDING_FOR has passed, as any note."""
+    from corral.surfaces.claude import started
+
+    pending = corral_home / started.PENDING_FOLDER
+    pending.mkdir(mode=0o700)
+    bad = pending / ("b" * 32)
+    bad.write_bytes(b"\xff\xfe not a session id")
+    port = free_port()
+    command, shell = _start_wrapped(f"python3 -m http.server {port} --bind 127.0.0.1", tmp_path)
+    try:
+        out = answer(_post(command, tmp_path))
+        assert f"is ready at http://localhost:{port}" in out["additionalContext"], out
+        old = time.time() - started.PENDING_FOR - 1
+        os.utime(bad, (old, old))
+        assert _later(tmp_path, "toolu_14").stdout == ""
+        assert not bad.exists()
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def test_a_note_that_fails_to_be_told_is_dropped_and_silences_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whatever error telling a pending note meets (here: corral's own, made up) is one
+    line in corral's log: the note is dropped (kept, it would fail every later call) and
+    the job the call started is told all the same."""
+    from corral.surfaces.claude import started
+
+    port = free_port()
+    command = _late(f"python3 -m http.server {port} --bind 127.0.0.1", tmp_path)
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: listening(port), what="the server's port")
+        [note] = Path(started._pending_dir()).iterdir()
+
+        def broken(*args: Any, **kwargs: Any) -> str:
+            raise RuntimeError("made up")
+
+        about = started._about
+        monkeypatch.setattr(started, "_about", broken)
+        assert started.pending_notes(SESSION) is None
+        assert not note.exists()
+        assert f"pending note {note.name}: RuntimeError: made up; dropped" in caplog.text
+
+        def failing(session: str | None) -> str:
+            raise RuntimeError("made up too")
+
+        monkeypatch.setattr(started, "_about", about)
+        monkeypatch.setattr(started, "pending_notes", failing)
+        told = started.answer(command, SESSION)
+        assert told is not None and f"is ready at http://localhost:{port}" in told, told
+        assert "pending notes: RuntimeError: made up too" in caplog.text
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def test_an_error_telling_the_new_job_loses_no_pending_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A pending note is removed as it is told: an error telling the job the call started
+    (here: corral's own, made up) is one line in corral's log, and the pending URL is told."""
+    from corral.surfaces.claude import started
+
+    port = free_port()
+    command = _late(f"python3 -m http.server {port} --bind 127.0.0.1", tmp_path)
+    shell = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdin=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: listening(port), what="the server's port")
+
+        def broken(*args: Any, **kwargs: Any) -> str:
+            raise RuntimeError("made up")
+
+        monkeypatch.setattr(started, "note", broken)
+        told = started.answer(command, SESSION)
+        assert told is not None and f"is ready at http://localhost:{port}" in told, told
+        assert list(Path(started._pending_dir()).iterdir()) == []
+        assert "the job's note: RuntimeError: made up" in caplog.text
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+
+
+def _supervisor_killed(tmp_path: Path, corral_home: Path, whole: bool) -> tuple[str, str, int]:
+    """A background call's job whose supervisor was killed (SIGKILL) before PostToolUse, with
+    its job (`whole`) or alone; the job's id, PostToolUse's text and how many processes of
+    the job were left (the shell's and sleep's under dash, sleep's alone under bash)."""
+    line = "echo up; sleep 300"
+    command, shell = _start_wrapped(line, tmp_path)
+    token = wrapped_token(command)
+    try:
+        recorded = corral_home / "ledger" / f"{token}.json"
+        wait_for(lambda: recorded.exists() and job_pids(token), what="the job running")
+        supervisor = record(corral_home, token)["pid"]
+        if whole:
+            os.killpg(supervisor, signal.SIGKILL)
+        else:
+            os.kill(supervisor, signal.SIGKILL)
+        wait_for(lambda: not alive(supervisor), what="the supervisor's end")
+        if whole:
+            wait_for(lambda: not job_pids(token), what="the job's end")
+        left = len(job_pids(token))
+        text: str = answer(_post(command, tmp_path))["additionalContext"]
+    finally:
+        stop_all()
+        shell.wait(timeout=20)
+    return token, text, left
+
+
+def test_a_job_whose_supervisor_was_killed_with_it_is_told_as_ended_unrecorded(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    token, text, _ = _supervisor_killed(tmp_path, corral_home, whole=True)
+    assert text == (
+        f"corral: job {token[:8]} (`echo up; sleep 300`) is NOT running: it ended without "
+        "its supervisor recording how right after it started. The last lines of its output:"
+        "\n  up"
+    ), text
+
+
+def test_a_job_that_outlived_its_supervisor_is_told_as_running_unsupervised(
+    tmp_path: Path, corral_home: Path
+) -> None:
+    """Its processes still run: 'is NOT running' would be false. The model is told what the
+    listing says of it (how many remain, how to stop them)."""
+    token, text, left = _supervisor_killed(tmp_path, corral_home, whole=False)
+    assert left in (1, 2)
+    assert text == (
+        f"corral: job {token[:8]} (`echo up; sleep 300`) runs unsupervised right after it "
+        f"started: supervisor gone; {left} process(es) of the job remain: `corral stop "
+        f"{token[:8]}` ends them after checking each one. The last lines of its output:\n  up"
+    ), text
 
 
 def listening(port: int) -> bool:

@@ -95,11 +95,16 @@ def _about(record: Any, wait: float, session: str | None, later: bool = False) -
         if later and not _failed(token):
             return None  # stopped on request (or done well) since: nothing to warn of
         tail = "\n".join(f"  {redact_text(line)}" for line in got.tail) or "  (no output)"
-        happened = _happened(got.reason or "")
         when = "" if later else " right after it started"
+        left = _left_running(token) if _unrecorded(got.reason or "") else None
+        if left is not None:  # its supervisor died, not the job: it still runs
+            return (
+                f"corral: job {short} ({what}) runs unsupervised{when}: {left}. "
+                f"The last lines of its output:\n{tail}"
+            )
         return (
-            f"corral: job {short} ({what}) is NOT running: it {happened}{when}. "
-            f"The last lines of its output:\n{tail}"
+            f"corral: job {short} ({what}) is NOT running: it {_happened(got.reason or '')}"
+            f"{when}. The last lines of its output:\n{tail}"
         )
     if later:
         return None
@@ -120,9 +125,25 @@ def _happened(reason: str) -> str:
     signal N`, `ended without its supervisor recording how`."""
     if reason.startswith("killed"):
         return "was " + reason
-    if reason.startswith("its supervisor ended"):
+    if _unrecorded(reason):
         return "ended without its supervisor recording how"
     return reason
+
+
+def _unrecorded(reason: str) -> bool:
+    """Whether readiness saw the supervisor end with no end of the job recorded: the job's
+    processes may have outlived it."""
+    return reason.startswith("its supervisor ended")
+
+
+def _left_running(token: str) -> str | None:
+    """The listing's note on job `token` when processes of it outlived its supervisor (its
+    state is then `unsupervised`: how many remain, how to stop them); else None."""
+    from corral.lowlevel.record import UNSUPERVISED
+    from corral.service.jobs import list_jobs
+
+    view = next((j for j in list_jobs(measure=False).jobs if j.id == token), None)
+    return view.note if view is not None and view.state == UNSUPERVISED else None
 
 
 def _failed(token: str) -> bool:
@@ -154,14 +175,15 @@ def _mark_pending(token: str, session: str) -> bool:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         with open(f"{folder}/{token}", "w", encoding="utf-8") as f:
             f.write(session)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a session id UTF-8 cannot write
         return False
     return True
 
 
 def pending_notes(session: str | None) -> str | None:
     """What became known about this session's pending jobs (each told once); notes of any
-    session older than PENDING_FOR are dropped on the way."""
+    session older than PENDING_FOR are dropped on the way, and so is a note that cannot be
+    read or told (one line in corral's log): kept, it would fail every later call."""
     import os
 
     from corral.lowlevel.locations import ledger_dir
@@ -180,8 +202,8 @@ def pending_notes(session: str | None) -> str | None:
         path = f"{folder}/{token}"
         try:
             age = time.time() - os.stat(path).st_mtime
-            with open(path, encoding="utf-8") as f:
-                mine = f.read() == session
+            with open(path, "rb") as f:
+                mine = f.read() == session.encode("utf-8", "surrogatepass")
             if age > PENDING_FOR or (mine and not is_token(token)):
                 os.unlink(path)  # the unlink is the claim: told by one call only
                 continue
@@ -204,17 +226,35 @@ def pending_notes(session: str | None) -> str | None:
                 os.unlink(path)
         except OSError:
             continue
+        except Exception as exc:  # noqa: BLE001 - one bad note must not silence the others
+            _drop(path, f"pending note {token}: {type(exc).__name__}: {exc}; dropped")
+            continue
         if text is not None:
             texts.append(text)
     return "\n".join(texts) or None
 
 
+def _drop(path: str, why: str) -> None:
+    import os
+
+    from corral.lowlevel import logline
+
+    logline.warn(why)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def answer(command: str | None, session: str | None = None, rewritten: bool = True) -> str | None:
     """PostToolUse's answer: the note on the job `command` started (None: a call that started
     none), after what became known about the session's pending servers."""
-    texts = [pending_notes(session)]
+    # a pending note is told once (it is removed as it is told): an error telling the new
+    # job must not lose it, nor an error in the pending notes silence the new job
+    texts = [_guarded("pending notes", pending_notes, session)]
     if command is not None:
-        texts.append(note(command, session) if rewritten else note_for_line(command, session))
+        told = note if rewritten else note_for_line
+        texts.append(_guarded("the job's note", told, command, session))
     text = "\n".join(t for t in texts if t)
     if not text:
         return None
@@ -223,3 +263,15 @@ def answer(command: str | None, session: str | None = None, rewritten: bool = Tr
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}}
     )
+
+
+def _guarded(what: str, tell: Any, *args: Any) -> str | None:
+    """`tell(*args)`; None, with one line in corral's log, when it raises."""
+    try:
+        text: str | None = tell(*args)
+    except Exception as exc:  # noqa: BLE001 - PostToolUse tells what it can
+        from corral.lowlevel import logline
+
+        logline.warn(f"{what}: {type(exc).__name__}: {exc}")
+        return None
+    return text

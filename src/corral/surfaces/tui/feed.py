@@ -17,7 +17,14 @@ from typing import Any, Protocol
 
 log = logging.getLogger("corral.tui")
 RECORD_FOR = 5.0  # seconds a followed job's record is reused
-ASK_AGAIN = 10.0  # seconds after the daemon stopped answering that it is asked again
+# Seconds after the daemon stopped answering that it is first asked again (it may have been
+# slow once on a loaded machine, or been started again); each time it still does not answer
+# the wait doubles, up to ASK_AGAIN_MAX: a daemon always slower than get_unless's 5 s holds
+# the board's thread that long once in a while, not once every ASK_AGAIN.
+ASK_AGAIN = 10.0
+ASK_AGAIN_MAX = 80.0
+clock = time.monotonic  # what the waits are measured with (tests move it on)
+ENSURE_TIMEOUT = 30.0  # seconds `corral daemon --ensure` may take before it is asked later
 
 
 class Feed(Protocol):
@@ -47,8 +54,9 @@ class Feed(Protocol):
 
 class LiveFeed:
     """The daemon's board once it answers; until then, for good once it cannot run, and
-    while it does not answer (asked again every ASK_AGAIN seconds), snapshots taken in this
-    process (each brought up to date from the last)."""
+    while it does not answer (asked again after ASK_AGAIN seconds, then after twice as long
+    each time, up to ASK_AGAIN_MAX), snapshots taken in this process (each brought up to
+    date from the last)."""
 
     def __init__(self, folder: Path, *, use_daemon: bool = True) -> None:
         self.folder = folder
@@ -68,7 +76,10 @@ class LiveFeed:
         self._record_data: Any = None  # its record (adapters.ledger.JobRecord) as read then
         self._early: threading.Thread | None = None
         self._early_board: tuple[dict[str, Any], list[str]] | None = None
-        self._lost: float | None = None  # when the daemon stopped answering
+        self._ask_at: float | None = None  # when a daemon that stopped answering is asked
+        self._misses = 0  # how many times in a row it did not answer
+        self._cannot_run = False  # `daemon --ensure` failed: asked no more
+        self._connected = 0  # times connect() found the daemon running (another thread)
 
     def prefetch(self) -> None:
         """Start reading the first board now, in a thread: it comes while Textual loads (the
@@ -134,18 +145,26 @@ class LiveFeed:
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
-                timeout=30,
+                timeout=ENSURE_TIMEOUT,
                 check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except subprocess.TimeoutExpired as exc:  # slow, maybe not failed: asked again later
+            log.warning("no daemon yet, taking snapshots here: %s", exc)
+            self._ask_at = clock() + ASK_AGAIN
+            self.source = "snapshots (the daemon is slow to start)"
+            return
+        except OSError as exc:
             why = str(exc)
         else:
             if done.returncode == 0:
+                self._cannot_run, self._ask_at, self._misses = False, None, 0
+                self._connected += 1
                 self.daemon_up = True
                 self.source = "daemon"
                 return
             why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
         log.warning("no daemon, taking snapshots here: %s", why)
+        self._cannot_run = True
         self.source = "snapshots (no daemon: see daemon.log)"
 
     def board(self) -> tuple[dict[str, Any], list[str]]:
@@ -160,8 +179,8 @@ class LiveFeed:
         first = self.use_daemon and not self._asked
         if first:  # one already running draws the first board
             self._asked = self.daemon_up = True
-        lost = self._lost
-        if lost is not None and time.monotonic() - lost >= ASK_AGAIN:
+        ask_at = self._ask_at
+        if ask_at is not None and not self._cannot_run and clock() >= ask_at:
             self.daemon_up = True  # it may have been slow (a loaded machine) or started again
         if self.daemon_up:
             from corral.surfaces import daemon
@@ -170,10 +189,11 @@ class LiveFeed:
             fields = {"project": str(self.folder), **({"quick": "true"} if first else {})}
             query = urllib.parse.urlencode(fields)
             last = self._served
+            connected = self._connected
             answer = daemon.get_unless(f"/api/board?{query}", last[2] if last else None)
             if answer is not None:
                 self.source = self.drawn_from = "daemon"
-                self._lost = None
+                self._ask_at, self._misses = None, 0
                 data, errors, etag = answer
                 now = time.monotonic()
                 if data is None and last is not None:  # unchanged but for the ages
@@ -183,8 +203,11 @@ class LiveFeed:
                     return board.aged(last[0], now - last[3]), last[1]
                 self._served = (data, errors, etag, now)
                 return data, errors
+            if self._connected != connected:  # asked as connect() started it: not a miss
+                return self._direct()
             self.daemon_up = False  # it went away: snapshots until it answers again
-            self._lost = time.monotonic()
+            self._ask_at = clock() + min(ASK_AGAIN * 2**self._misses, ASK_AGAIN_MAX)
+            self._misses += 1
             if self.source == "daemon":
                 self.source = "snapshots (the daemon stopped answering)"
         return self._direct()
