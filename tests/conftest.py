@@ -49,9 +49,17 @@ settings.load_profile("corral")
 ENDING_GRACE = 15.0
 
 
+# Where corral's own programs live: the package (supervisor, shim, the hook and the status
+# line an agent CLI runs as `python -I <file>`) and the plugin's `bin/corral-*` wrappers.
+_OWN_FOLDERS = tuple(
+    os.fsencode(folder) + b"/" for folder in (ROOT / "src" / "corral", ROOT / "bin")
+)
+
+
 def corrals_own(pid: int) -> bool:
-    """Whether `pid` runs one of corral's own programs: a supervisor or shim (a file under
-    corral/supervisor/), `python -m corral …` or the `corral` script."""
+    """Whether `pid` runs one of corral's own programs: a file of corral's package (a
+    supervisor or shim, the hook, the status line) or of its bin/ folder, `python -m corral …`
+    or the `corral` script."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read().split(b"\0")[:5]  # the interpreter, its flags, the program
@@ -60,6 +68,8 @@ def corrals_own(pid: int) -> bool:
     for at, arg in enumerate(argv):
         module = argv[at + 1] if arg == b"-m" and at + 1 < len(argv) else b""
         if module.split(b".")[0] == b"corral" or b"/corral/supervisor/" in arg:
+            return True
+        if at > 0 and arg.startswith(_OWN_FOLDERS):
             return True
         if at > 0 and os.path.basename(arg) == b"corral":
             return True

@@ -57,3 +57,44 @@ def _with_home(home: Path) -> list[int]:
     from tests.helpers import pids_with_env
 
     return [p for p in pids_with_env(f"CORRAL_HOME={home}".encode()) if alive(p)]
+
+
+def test_corrals_hook_status_line_and_bin_wrappers_are_its_own(tmp_path: Path) -> None:
+    """What an agent CLI runs of corral's ends by itself too, and may still be ending when a
+    test that drove the CLI returns: the hook, the status line (`python -I <package>/…py`)
+    and the plugin's `bin/corral-*` wrappers (`/bin/sh <checkout>/bin/corral-hook`)."""
+    from tests.conftest import ROOT
+
+    claude = ROOT / "src" / "corral" / "surfaces" / "claude"
+    argvs = [
+        [sys.executable, "-I", str(claude / "run_hook.py"), "pre-tool-use"],
+        [sys.executable, "-I", str(claude / "run_statusline.py")],
+        ["/bin/sh", "-c", 'read -r _; : "$@"', str(ROOT / "bin" / "corral-hook")],
+    ]
+    for argv in argvs:
+        # each waits for its input, which never comes until the pipe is closed
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        try:
+            wait_for(lambda p=proc, a=argv: _argv(p.pid) == a, what="its program")  # type: ignore[misc]
+            assert corrals_own(proc.pid), argv
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=30)
+    job = subprocess.Popen(["/bin/sh", "-c", 'read -r _; : "$@"', str(tmp_path / "corral-x")],
+                           stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        wait_for(lambda: len(_argv(job.pid)) == 4, what="the job's program")
+        assert not corrals_own(job.pid)  # a name like corral's, outside corral's folders
+    finally:
+        assert job.stdin is not None
+        job.stdin.close()
+        job.wait(timeout=30)
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode() for a in f.read().split(b"\0")[:-1]]
+    except OSError:
+        return []
