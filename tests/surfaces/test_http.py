@@ -21,7 +21,7 @@ import pytest
 
 from corral.adapters.identity import identity_of
 from corral.store import db
-from tests.helpers import alive, corral, free_port, start_job, wait_for
+from tests.helpers import alive, corral, free_port, pids_with_env, start_job, wait_for
 
 # A session's processes are found by their marker machine-wide (listing and "terminate all"
 # alike): ids unique to this run, so that two suites side by side never see or stop each
@@ -58,12 +58,20 @@ def client(corral_home: Path, daemon: int) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def marked() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": SESSION})
-    wait_for(lambda: identity_of(proc.pid), what="start")
+    proc = _session_sleep()
     yield proc
     if proc.poll() is None:
         proc.kill()
     proc.wait()
+
+
+def _session_sleep() -> subprocess.Popen[bytes]:
+    """A `sleep 300` of SESSION, once it is one: the forked child has an identity at once but
+    shows the parent's environment, without CORRAL_SESSION, until its exec."""
+    proc = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": SESSION})
+    entry = f"CORRAL_SESSION={SESSION}".encode()
+    wait_for(lambda: identity_of(proc.pid) and proc.pid in pids_with_env(entry), what="start")
+    return proc
 
 
 def data(response: httpx.Response, status: int = 200) -> Any:
@@ -117,9 +125,8 @@ def test_session_terminate_by_targets_and_by_all(
         got = data(client.post(f"/api/sessions/{SESSION}/processes/terminate", json=body))
         assert got["ok"] and got["targets"][0]["result"] == "terminated"
         marked.wait(30)
-        again = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": SESSION})
+        again = _session_sleep()
         try:
-            wait_for(lambda: identity_of(again.pid), what="start")
             got = data(
                 client.post(f"/api/sessions/{SESSION}/processes/terminate", json={"all": True})
             )
