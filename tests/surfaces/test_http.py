@@ -145,8 +145,11 @@ def test_session_terminate_by_targets_and_by_all(
 
 
 def test_processes_orphaned_and_global_terminate(client: httpx.Client) -> None:
-    orphan = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_JOB": uuid.uuid4().hex})
+    token = uuid.uuid4().hex
+    orphan = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_JOB": token})
     try:
+        # the environment that makes it an orphan is there only once it has exec'd
+        wait_for(lambda: orphan.pid in pids_with_env(f"CORRAL_JOB={token}".encode()), what="exec")
         ident = wait_for(lambda: identity_of(orphan.pid), what="start")
         got = data(
             client.get("/api/processes", params={"orphaned": "true", "all_projects": "true"})
