@@ -16,8 +16,9 @@ import pytest
 
 from corral.adapters import scan
 from corral.adapters.identity import identity_of
+from corral.lowlevel import procfs
 from tests.adapters.test_scan import LISTEN
-from tests.helpers import job_pids, start_job, wait_for
+from tests.helpers import execed, job_pids, start_job, wait_for
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ def test_an_incremental_snapshot_reads_only_the_processes_started_since() -> Non
     before = scan.take()
     child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
     try:
-        wait_for(lambda: _execed(child.pid, "sleep"), what="exec")
+        wait_for(lambda: execed(child), what="exec")
         with pytest.MonkeyPatch.context() as mp:
             seen: list[str] = []
             real = os.open
@@ -82,14 +83,6 @@ def test_an_incremental_snapshot_reads_only_the_processes_started_since() -> Non
     assert child.pid not in gone.procs
 
 
-def _execed(pid: int, name: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip() == name
-    except OSError:
-        return False
-
-
 def test_a_process_read_between_fork_and_exec_is_read_again_once_it_execs() -> None:
     session = f"exec-{uuid.uuid4().hex[:8]}"
     before = scan.take()
@@ -101,7 +94,7 @@ def test_a_process_read_between_fork_and_exec_is_read_again_once_it_execs() -> N
         early = scan.take(previous=before, incremental=True)
         assert child.pid in early.procs and child.pid in early.settling
         assert early.procs[child.pid].markers == {}
-        wait_for(lambda: _execed(child.pid, "sleep"), what="exec")
+        wait_for(lambda: procfs.cmdline(child.pid) == ["sleep", "60"], what="the second exec")
         late = scan.take(previous=early, incremental=True)
         assert late.procs[child.pid].name == "sleep"
         assert late.procs[child.pid].markers == {"CORRAL_SESSION": session}

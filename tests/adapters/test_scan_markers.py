@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corral.adapters import scan
-from corral.lowlevel import procfs
-from tests.helpers import wait_for
+from tests.helpers import execed, wait_for
 
 
 def _reference(raw: bytes) -> dict[str, str]:
@@ -32,7 +31,7 @@ def test_each_marker_alone_is_kept(name: str) -> None:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), name: "v-1"}
     child = subprocess.Popen(["sleep", "60"], env=env)
     try:
-        wait_for(lambda: procfs.cmdline(child.pid) == ["sleep", "60"], what="exec")
+        wait_for(lambda: execed(child), what="exec")
         assert scan.take().procs[child.pid].markers == {name: "v-1"}
     finally:
         child.kill()

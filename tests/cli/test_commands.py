@@ -141,6 +141,9 @@ def test_stop_by_identity_reaches_a_process_of_an_agent_session(tmp_path: Path) 
     )
     plain = subprocess.Popen(["sleep", "301"])
     try:
+        from tests.helpers import execed, wait_for
+
+        wait_for(lambda: execed(marked), what="exec")  # its marker shows once it exec'd
         when = started_at(marked.pid)
         assert when is not None
         out = corral_json("stop", "--pid", str(marked.pid), "--started-at", when)

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from corral.service import board, stopping
-from tests.helpers import start_job, wait_for
+from tests.helpers import execed, start_job, wait_for
 
 RUN = uuid.uuid4().hex[:8]
 
@@ -27,7 +27,7 @@ def test_jobs_with_their_project_the_unsupervised_and_the_listeners(tmp_path: Pa
         listening.listen()
         port = listening.getsockname()[1]
         try:
-            wait_for(lambda: os.path.exists(f"/proc/{marked.pid}/environ"), what="marked")
+            wait_for(lambda: execed(marked), what="marked")  # its marker shows once it exec'd
             got = board.board(project / "web").to_json()
         finally:
             marked.kill()

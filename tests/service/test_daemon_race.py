@@ -16,15 +16,7 @@ from corral.adapters.identity import identity_of
 from corral.lowlevel import sockets as listeners
 from corral.lowlevel.procfs import boot_id
 from corral.service import sessions
-from tests.helpers import wait_for
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
+from tests.helpers import execed, wait_for
 
 
 def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_home: Path) -> None:
@@ -55,7 +47,7 @@ def test_refreshes_and_terminates_in_threads_keep_the_scan_state_whole(corral_ho
         child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
         try:
             # once it runs `sleep` (before its exec it carries no marker yet)
-            wait_for(lambda: _comm(child.pid) == "sleep", what="exec")
+            wait_for(lambda: execed(child), what="exec")
             ident = identity_of(child.pid)
             assert ident is not None
             ended = sessions.terminate(session, [ident], grace=1.0)

@@ -16,7 +16,7 @@ import pytest
 from corral.adapters.identity import ProcessIdentity, identity_of
 from corral.service import sessions
 from corral.store import db
-from tests.helpers import alive, corral, corral_json, job_pids, start_job, wait_for
+from tests.helpers import alive, corral, corral_json, execed, job_pids, start_job, wait_for
 
 # Stopping a session's processes reaches every process on the machine that carries its
 # marker: session ids are unique to this run so that two suites running side by side never
@@ -37,7 +37,8 @@ def spawned(argv: list[str], **env: str) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def ident(proc: subprocess.Popen[bytes]) -> ProcessIdentity:
-    found = wait_for(lambda: identity_of(proc.pid), what="identity")
+    """Its identity, once it runs its program: before its exec it carries no marker yet."""
+    found = wait_for(lambda: execed(proc) and identity_of(proc.pid), what="exec")
     assert isinstance(found, ProcessIdentity)
     return found
 

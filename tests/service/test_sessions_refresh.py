@@ -18,7 +18,7 @@ import pytest
 
 from corral import paths
 from corral.service import sessions
-from tests.helpers import free_port, start_job, wait_for
+from tests.helpers import execed, free_port, start_job, wait_for
 
 
 @pytest.fixture
@@ -48,14 +48,6 @@ def _proc_pids(paths_seen: list[str]) -> set[int]:
     return found
 
 
-def _execed(pid: int, name: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip() == name
-    except OSError:
-        return False
-
-
 def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
     corral_home: Path, opened: list[str]
 ) -> None:
@@ -68,7 +60,7 @@ def test_a_refresh_reads_new_processes_and_a_changed_ledger_only(
     assert first_job["id"] in {r.job for r in before.attributed.rows.values()}
     child = subprocess.Popen(["sleep", "60"], env={**os.environ, "CORRAL_SESSION": session})
     try:
-        wait_for(lambda: _execed(child.pid, "sleep"), what="exec")
+        wait_for(lambda: execed(child), what="exec")
         opened.clear()
         after = sessions.refresh(before)
         seen = list(opened)
