@@ -93,22 +93,21 @@ def pgid_of(pid: int) -> int:
     return os.getpgid(pid)
 
 
-def execed(proc: subprocess.Popen[Any]) -> bool:
-    """True once a child started by Popen shows the command line and environment it was
-    given. Popen returns when the exec has begun, and the child has its identity (pid,
-    start time) from the fork, but the kernel sets the new image's arguments and then its
-    environment only after it has mapped the program and its loader: until then both read
-    empty, and the child carries none of its markers (seen in 13 % of spawns here, idle, and
-    67 % under load). A test that finds a child by its marker waits for this. A child given
-    an empty environment never counts."""
+def execed(proc: subprocess.Popen[Any], argv: list[str] | None = None) -> bool:
+    """True once a child started by Popen shows its command line (`argv`, or the one Popen
+    was given) and the environment it was given. Popen returns when the exec has begun, and
+    the child has its identity (pid, start time) from the fork, but the kernel sets the new
+    image's arguments and then its environment only after it has mapped the program and its
+    loader: until then both read empty, and the child carries none of its markers (seen in
+    13 % of spawns here, idle, and 67 % under load). A test that finds a child by its marker
+    waits for this. A child given an empty environment never counts."""
+    from corral.lowlevel import procfs
+
     assert isinstance(proc.args, list), "execed compares the argv Popen was given"
-    want = [os.fsencode(a) for a in proc.args]
+    if procfs.cmdline(proc.pid) != (argv or [os.fsdecode(a) for a in proc.args]):
+        return False
     try:
-        with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
-            if f.read().split(b"\0")[:-1] != want:
-                return False
-        with open(f"/proc/{proc.pid}/environ", "rb") as f:  # set last
-            return bool(f.read(1))
+        return bool(procfs.read(f"/proc/{proc.pid}/environ", single=True))  # set last
     except OSError:
         return False
 

@@ -16,7 +16,6 @@ import pytest
 
 from corral.adapters import scan
 from corral.adapters.identity import identity_of
-from corral.lowlevel import procfs
 from tests.adapters.test_scan import LISTEN
 from tests.helpers import execed, job_pids, start_job, wait_for
 
@@ -94,7 +93,7 @@ def test_a_process_read_between_fork_and_exec_is_read_again_once_it_execs() -> N
         early = scan.take(previous=before, incremental=True)
         assert child.pid in early.procs and child.pid in early.settling
         assert early.procs[child.pid].markers == {}
-        wait_for(lambda: procfs.cmdline(child.pid) == ["sleep", "60"], what="the second exec")
+        wait_for(lambda: execed(child, ["sleep", "60"]), what="the second exec")
         late = scan.take(previous=early, incremental=True)
         assert late.procs[child.pid].name == "sleep"
         assert late.procs[child.pid].markers == {"CORRAL_SESSION": session}

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from corral.adapters.identity import identity_of
-from tests.helpers import alive, corral, corral_json, pids_with_env, start_job, wait_for
+from tests.helpers import alive, corral, corral_json, execed, start_job, wait_for
 
 SESSION = f"ls-{uuid.uuid4().hex[:8]}"  # processes are found by marker machine-wide
 
@@ -32,9 +31,7 @@ def loose(project: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A process Claude Code ran for the session without corral (its marker, no job)."""
     env = {**os.environ, "CLAUDE_CODE_SESSION_ID": SESSION}
     proc = subprocess.Popen(["sleep", "300"], env=env, cwd=project)
-    # its marker is in its environment only once it has exec'd (a fork shows ours until then)
-    marker = f"CLAUDE_CODE_SESSION_ID={SESSION}".encode()
-    wait_for(lambda: identity_of(proc.pid) and proc.pid in pids_with_env(marker), what="start")
+    wait_for(lambda: execed(proc), what="start")  # its marker shows once its exec is done
     yield proc
     proc.kill()
     proc.wait()

@@ -21,7 +21,7 @@ import pytest
 
 from corral.adapters.identity import identity_of
 from corral.store import db
-from tests.helpers import alive, corral, free_port, pids_with_env, start_job, wait_for
+from tests.helpers import alive, corral, execed, free_port, start_job, wait_for
 
 # A session's processes are found by their marker machine-wide (listing and "terminate all"
 # alike): ids unique to this run, so that two suites side by side never see or stop each
@@ -66,11 +66,10 @@ def marked() -> Iterator[subprocess.Popen[bytes]]:
 
 
 def _session_sleep() -> subprocess.Popen[bytes]:
-    """A `sleep 300` of SESSION, once it is one: the forked child has an identity at once but
-    shows the parent's environment, without CORRAL_SESSION, until its exec."""
+    """A `sleep 300` of SESSION, once it is one: the child has an identity at once, but its
+    environment, with CORRAL_SESSION, only once its exec is done."""
     proc = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_SESSION": SESSION})
-    entry = f"CORRAL_SESSION={SESSION}".encode()
-    wait_for(lambda: identity_of(proc.pid) and proc.pid in pids_with_env(entry), what="start")
+    wait_for(lambda: execed(proc), what="start")
     return proc
 
 
@@ -148,9 +147,8 @@ def test_processes_orphaned_and_global_terminate(client: httpx.Client) -> None:
     token = uuid.uuid4().hex
     orphan = subprocess.Popen(["sleep", "300"], env={**os.environ, "CORRAL_JOB": token})
     try:
-        # the environment that makes it an orphan is there only once it has exec'd
-        wait_for(lambda: orphan.pid in pids_with_env(f"CORRAL_JOB={token}".encode()), what="exec")
-        ident = wait_for(lambda: identity_of(orphan.pid), what="start")
+        # the environment that makes it an orphan is there only once its exec is done
+        ident = wait_for(lambda: execed(orphan) and identity_of(orphan.pid), what="exec")
         got = data(
             client.get("/api/processes", params={"orphaned": "true", "all_projects": "true"})
         )
